@@ -1,0 +1,24 @@
+// errors.ts — Pd3Error: a failure that carries the pd3_status code and its symbolic name.
+import { constants } from './native.js';
+
+const nameOf = new Map<number, string>(Object.entries(constants.status).map(([name, code]) => [code, name]));
+
+/** An error from PD3 with the C status code (negative) and its name, e.g. "PD3_E_AGAIN". */
+export class Pd3Error extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, message?: string) {
+    const code = nameOf.get(status) ?? 'PD3_E_UNKNOWN';
+    super(message ? `${code}: ${message}` : code);
+    this.name = 'Pd3Error';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The status code of a name, e.g. status('PD3_E_AGAIN') === -1. Throws for an unknown name. */
+export function status(name: string): number {
+  const code = constants.status[name];
+  if (code === undefined) throw new Error(`unknown PD3 status ${name}`);
+  return code;
+}

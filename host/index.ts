@@ -1,0 +1,8 @@
+// index.ts — pd3/host: the host library's TS API.
+export { Pd3Host } from './pd3-host.js';
+export type { Pd3HostOptions, AllocatedRegion, Pd3HostStats, CheckAndReturnImpl } from './pd3-host.js';
+export { Pd3Error, status } from './errors.js';
+export { LoadingZoneReader } from './lz-reader.js';
+export { lzKeyHash } from './lz-hash.js';
+export { constants } from './native.js';
+export type { NativeConstants, ControlField } from './native.js';

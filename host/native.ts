@@ -1,0 +1,131 @@
+// native.ts — loads the pd3 addon once and types its surface (the thin bindings in native/addon).
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** Wire and layout constants, exported by the addon from native/include/pd3/*.h. */
+export interface NativeConstants {
+  readonly OP_READ: number;
+  readonly OP_WRITE: number;
+  readonly OP_PREFETCH: number;
+  readonly OP_CONTROL: number;
+  readonly CTL_ALLOCATE: number;
+  readonly CTL_DEALLOCATE: number;
+  readonly CTL_STATS: number;
+  readonly ID_BITS: number;
+  readonly ID_MASK: number;
+  readonly MAX_INFLIGHT: number;
+  readonly LZ_FREE: number;
+  readonly LZ_PRODUCED: number;
+  readonly LZ_CONSUMED: number;
+  readonly LZ_INVALID: number;
+  readonly LZ_STATE_BITS: number;
+  readonly MAX_KEY_LEN: number;
+  readonly MAX_ITEM_SIZE: number;
+  readonly LAYOUT_VERSION: number;
+  readonly CONTROL_SIZE: number;
+  readonly RING_MIN_BYTES: number;
+  readonly RING_MAX_BYTES: number;
+  readonly LZ_MIN_ITEMS: number;
+  readonly LZ_MAX_ITEMS: number;
+  readonly DEFAULT_REQUEST_RING_BYTES: number;
+  readonly DEFAULT_RESPONSE_RING_BYTES: number;
+  readonly DEFAULT_LZ_DATA_BYTES: number;
+  readonly DEFAULT_LZ_ITEMS: number;
+  readonly DEFAULT_AGENT_TIMEOUT_MS: number;
+  readonly SLOT_ALIGN: number;
+  readonly SIZEOF_SLOT: number;
+  readonly SIZEOF_REQUEST: number;
+  readonly SIZEOF_RESPONSE: number;
+  readonly SIZEOF_LZ_RECORD: number;
+  readonly SIZEOF_LZ_DESC: number;
+  readonly LZ_DESC_STATE: number;
+  readonly LZ_DESC_NEXT_SEQ: number;
+  readonly LZ_DESC_DATA_POS: number;
+  readonly LZ_DESC_KEY_HASH: number;
+  readonly LZ_DESC_RECORD_LEN: number;
+  readonly LZ_RECORD_SEQ: number;
+  readonly LZ_RECORD_OP_ID: number;
+  readonly LZ_RECORD_KEY_LEN: number;
+  readonly LZ_RECORD_SIZE: number;
+  readonly SEGMENT_MAGIC: bigint;
+  /** Status name → negative code, e.g. PD3_E_AGAIN → -1. */
+  readonly status: Readonly<Record<string, number>>;
+  /** Control-block field → byte offset. */
+  readonly control: Readonly<Record<ControlField, number>>;
+}
+
+export type ControlField =
+  | 'magic' | 'layout_version' | 'control_size' | 'segment_size' | 'req_offset' | 'req_size'
+  | 'resp_offset' | 'resp_size' | 'lz_desc_offset' | 'lz_bucket_offset' | 'lz_data_offset'
+  | 'lz_data_size' | 'lz_desc_count' | 'lz_bucket_count' | 'creator_pid' | 'created_unix_ns'
+  | 'seal_salt' | 'agent_heartbeat_ns' | 'agent_pid' | 'agent_attaches' | 'req_tail' | 'req_head'
+  | 'resp_tail' | 'resp_head' | 'lz_tail_seq' | 'lz_head_seq' | 'lz_data_tail' | 'lz_data_head'
+  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
+  | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
+  | 'lz_invalidated';
+
+export interface NativeCreateOptions {
+  name: string;
+  requestRingBytes?: number;
+  responseRingBytes?: number;
+  lzDataBytes?: number;
+  lzItems?: number;
+  agentTimeoutMs?: number;
+  replace?: boolean;
+}
+
+/** One pd3_host handle (native/addon/host_binding.cpp). Issuing methods return an id or a negative status. */
+export interface NativeHostHandle {
+  allocate(bytes: number, userData: number): number;
+  deallocate(region: number, userData: number): number;
+  read(region: number, offset: number, dest: Uint8Array, userData: number): number;
+  write(region: number, offset: number, data: Uint8Array, userData: number): number;
+  /** Fills [userData, status, size, id, op, region] per completion; returns how many. */
+  poll(out: Float64Array): number;
+  checkAndReturn(key: Uint8Array, dest: Uint8Array): number;
+  agentAlive(): boolean;
+  inflight(): number;
+  segmentBuffer(): ArrayBuffer;
+  close(): void;
+}
+
+/** One request as the agent takes it from the ring. */
+export interface NativeRequest {
+  opId: number;
+  op: number;
+  id: number;
+  region: number;
+  offset: number;
+  size: number;
+  payload: Buffer;
+  /** 0, or a negative status the agent must answer with (malformed record). */
+  status: number;
+}
+
+/** One pd3::AgentSession (native/addon/agent_binding.cpp). */
+export interface NativeAgentHandle {
+  beat(): void;
+  takeRequests(max?: number): NativeRequest[];
+  respond(opId: number, status: number, data?: Uint8Array | number): number;
+  produce(opId: number, key: Uint8Array, data: Uint8Array): number;
+  clean(): number;
+  invalidate(key: Uint8Array): number;
+  pending(): number;
+  close(): void;
+}
+
+interface Addon {
+  constants: NativeConstants;
+  lzKeyHash(key: Uint8Array): number;
+  HostHandle: new (mode: 'create' | 'attach', options: NativeCreateOptions | string) => NativeHostHandle;
+  AgentHandle: new (name: string) => NativeAgentHandle;
+}
+
+const require = createRequire(import.meta.url);
+const addonPath =
+  process.env.PD3_ADDON_PATH ?? fileURLToPath(new URL('../../build/Release/pd3_addon.node', import.meta.url));
+
+/** The loaded addon. */
+export const addon: Addon = require(addonPath) as Addon;
+/** Every wire and layout constant, from the C headers. */
+export const constants: NativeConstants = addon.constants;

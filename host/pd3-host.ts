@@ -1,0 +1,252 @@
+// pd3-host.ts — Pd3Host: the host library for TS data systems (remote memory + checkAndReturn).
+import { Pd3Error } from './errors.js';
+import { LoadingZoneReader } from './lz-reader.js';
+import { addon, constants as C, type ControlField, type NativeHostHandle } from './native.js';
+
+/** Sizes and behaviour of a new host segment. Sizes left out take the defaults of segment.h. */
+export interface Pd3HostOptions {
+  /** Segment name: /dev/shm/<name>; 1-200 chars of [A-Za-z0-9._-]. */
+  name: string;
+  /** Request ring bytes (power of two). */
+  requestRingBytes?: number;
+  /** Response ring bytes (power of two). */
+  responseRingBytes?: number;
+  /** Loading Zone data ring bytes (power of two). */
+  loadingZoneBytes?: number;
+  /** Most Loading Zone items pending at once (power of two). */
+  loadingZoneItems?: number;
+  /** Heartbeat age after which the agent counts as down. */
+  agentTimeoutMs?: number;
+  /** Replace an existing segment of the same name (e.g. left by a crashed process). */
+  replace?: boolean;
+  /** checkAndReturn implementation; see docs/host-library.md for the measurements. */
+  checkAndReturn?: CheckAndReturnImpl;
+}
+
+/** 'ts': pure TS over the mapped segment (default, faster); 'native': through N-API. */
+export type CheckAndReturnImpl = 'ts' | 'native';
+
+/** A region granted by allocate(). */
+export interface AllocatedRegion {
+  region: number;
+  capacity: number;
+}
+
+/** Counters from the segment's control block. */
+export type Pd3HostStats = Record<
+  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
+  | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
+  | 'lz_invalidated' | 'lz_pending',
+  number
+>;
+
+// One request between issue and completion.
+interface Pending {
+  op: number;
+  resolve: (value: never) => void;
+  reject: (err: Error) => void;
+  dest: Buffer | null;
+}
+
+const COMPLETION_FIELDS = 6;
+const POLL_BATCH = 256;
+// Empty polls on setImmediate before the pump falls back to a 1 ms timer (keeps latency low while
+// responses stream in, without spinning the event loop when the agent is slow).
+const SPIN_POLLS = 64;
+
+/** A handle on a host segment: remote memory through the PD3 agent, and checkAndReturn. */
+export class Pd3Host {
+  /** The segment's name as given to create() or attach(). */
+  readonly name: string;
+  /** Looks up a prefetched item: its size on a hit (data copied into dest), 0 on a miss. Never blocks. */
+  readonly checkAndReturn: (key: Uint8Array, dest: Uint8Array) => number;
+
+  private native: NativeHostHandle | null;
+  private readonly segment: ArrayBuffer;
+  private readonly pending = new Map<number, Pending>();
+  private readonly completions = new Float64Array(POLL_BATCH * COMPLETION_FIELDS);
+  private nextTag = 1;
+  private pumpScheduled = false;
+  private emptyPolls = 0;
+
+  private constructor(name: string, native: NativeHostHandle, impl: CheckAndReturnImpl) {
+    this.name = name;
+    this.native = native;
+    this.segment = native.segmentBuffer();
+    if (impl === 'native') {
+      this.checkAndReturn = (key, dest) => this.handle().checkAndReturn(key, dest);
+    } else {
+      const reader = new LoadingZoneReader(this.segment);
+      this.checkAndReturn = (key, dest) => reader.checkAndReturn(key, dest);
+    }
+  }
+
+  /** Creates the segment (the host owns it; the agent attaches by name). Throws Pd3Error. */
+  static create(options: Pd3HostOptions): Pd3Host {
+    const native = wrap(() => new addon.HostHandle('create', {
+      name: options.name,
+      requestRingBytes: options.requestRingBytes,
+      responseRingBytes: options.responseRingBytes,
+      lzDataBytes: options.loadingZoneBytes,
+      lzItems: options.loadingZoneItems,
+      agentTimeoutMs: options.agentTimeoutMs,
+      replace: options.replace ?? false,
+    }));
+    return new Pd3Host(options.name, native, options.checkAndReturn ?? 'ts');
+  }
+
+  /** Opens another handle on an existing segment: from a worker_thread of the creating process it can
+   *  do everything; from another process only checkAndReturn and stats. Throws Pd3Error. */
+  static attach(name: string, options: { checkAndReturn?: CheckAndReturnImpl } = {}): Pd3Host {
+    const native = wrap(() => new addon.HostHandle('attach', name));
+    return new Pd3Host(name, native, options.checkAndReturn ?? 'ts');
+  }
+
+  /** Allocates a remote region of at least `bytes`. */
+  allocate(bytes: number): Promise<AllocatedRegion> {
+    return this.issue(C.OP_CONTROL, null, (tag) => this.handle().allocate(bytes, tag));
+  }
+
+  /** Releases a region. */
+  deallocate(region: number): Promise<void> {
+    return this.issue(C.OP_CONTROL, null, (tag) => this.handle().deallocate(region, tag));
+  }
+
+  /** Reads `size` bytes at region:offset. */
+  read(region: number, offset: number, size: number): Promise<Buffer> {
+    const dest = Buffer.allocUnsafe(size);
+    return this.issue(C.OP_READ, dest, (tag) => this.handle().read(region, offset, dest, tag));
+  }
+
+  /** Writes `data` at region:offset (a flush); resolves with the bytes written. The data is copied
+   *  into the request ring before this returns, so the caller may reuse it. */
+  write(region: number, offset: number, data: Uint8Array): Promise<number> {
+    return this.issue(C.OP_WRITE, null, (tag) => this.handle().write(region, offset, data, tag));
+  }
+
+  /** Completes every request whose response has arrived; returns how many. The pump calls this
+   *  on its own while requests are in flight; call it directly to complete sooner. */
+  poll(): number {
+    const native = this.handle();
+    let total = 0;
+    for (;;) {
+      const n = native.poll(this.completions);
+      if (n < 0) {
+        this.failAll(new Pd3Error(n, 'response ring is corrupt; recreate the segment'));
+        return total;
+      }
+      for (let i = 0; i < n; ++i) this.complete(i * COMPLETION_FIELDS);
+      total += n;
+      if (n < POLL_BATCH) return total;
+    }
+  }
+
+  /** True while the agent's heartbeat is fresh. */
+  agentAlive(): boolean {
+    return this.handle().agentAlive();
+  }
+
+  /** Requests issued through this handle and not yet completed. */
+  get inflight(): number {
+    return this.pending.size;
+  }
+
+  /** Counters of the whole segment (host and agent sides). */
+  stats(): Pd3HostStats {
+    const view = new DataView(this.segment);
+    const get = (f: ControlField): number => Number(view.getBigUint64(C.control[f], true));
+    return {
+      host_requests: get('host_requests'),
+      host_ring_full: get('host_ring_full'),
+      host_responses: get('host_responses'),
+      agent_batches: get('agent_batches'),
+      agent_requests: get('agent_requests'),
+      agent_corrupt: get('agent_corrupt'),
+      agent_responses: get('agent_responses'),
+      lz_produced: get('lz_produced'),
+      lz_consumed: get('lz_consumed'),
+      lz_reclaimed_unconsumed: get('lz_reclaimed_unconsumed'),
+      lz_invalidated: get('lz_invalidated'),
+      lz_pending: get('lz_tail_seq') - get('lz_head_seq'),
+    };
+  }
+
+  /** Closes the handle; requests still in flight are rejected with PD3_E_CLOSED. Closing the
+   *  creating handle removes the segment's name. */
+  close(): void {
+    if (this.native === null) return;
+    this.native.close();
+    this.native = null;
+    this.failAll(new Pd3Error(C.status.PD3_E_CLOSED!, 'host closed'));
+  }
+
+  private handle(): NativeHostHandle {
+    if (this.native === null) throw new Pd3Error(C.status.PD3_E_CLOSED!, 'host closed');
+    return this.native;
+  }
+
+  private issue<T>(op: number, dest: Buffer | null, send: (tag: number) => number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const tag = this.nextTag++;
+      const id = send(tag);
+      if (id < 0) {
+        reject(new Pd3Error(id)); // PD3_E_AGAIN is back-pressure: retry after responses drain
+        return;
+      }
+      this.pending.set(tag, { op, resolve: resolve as (v: never) => void, reject, dest });
+      this.schedulePump();
+    });
+  }
+
+  private complete(at: number): void {
+    const c = this.completions;
+    const tag = c[at]!;
+    const status = c[at + 1]!;
+    const size = c[at + 2]!;
+    const region = c[at + 5]!;
+    const p = this.pending.get(tag);
+    if (p === undefined) return;
+    this.pending.delete(tag);
+    if (status !== 0) {
+      p.reject(new Pd3Error(status));
+    } else if (p.op === C.OP_READ) {
+      (p.resolve as (v: Buffer) => void)(p.dest!.subarray(0, size));
+    } else if (p.op === C.OP_WRITE) {
+      (p.resolve as (v: number) => void)(size);
+    } else {
+      (p.resolve as (v: AllocatedRegion | undefined) => void)(size > 0 ? { region, capacity: size } : undefined);
+    }
+  }
+
+  private failAll(err: Error): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(err);
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    const tick = (): void => {
+      this.pumpScheduled = false;
+      if (this.native === null) return;
+      this.emptyPolls = this.poll() > 0 ? 0 : this.emptyPolls + 1;
+      if (this.pending.size === 0) return;
+      this.pumpScheduled = true;
+      if (this.emptyPolls < SPIN_POLLS) setImmediate(tick);
+      else setTimeout(tick, 1);
+    };
+    setImmediate(tick);
+  }
+}
+
+function wrap<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    const err = e as Error & { status?: number };
+    // "create: PD3_E_EXISTS: why" → Pd3Error "PD3_E_EXISTS: create: why"
+    if (typeof err.status === 'number') throw new Pd3Error(err.status, err.message.replace(/^(\w+): PD3_E_\w+: /, '$1: '));
+    throw e;
+  }
+}

@@ -1,0 +1,59 @@
+// addon.cpp — module entry: constants, key hash, and the host and agent bindings.
+#include "addon.hpp"
+
+#include <string>
+
+#include "pd3/status.h"
+#include "pd3/wire.h"
+
+namespace pd3addon {
+
+void throw_status(Napi::Env env, int status, const char* what) {
+  const char* detail = pd3_last_error();
+  std::string msg = std::string(what) + ": " + (detail[0] ? detail : pd3_status_str(status));
+  Napi::Error err = Napi::Error::New(env, msg);
+  err.Set("code", Napi::String::New(env, pd3_status_name(status)));
+  err.Set("status", Napi::Number::New(env, status));
+  throw err;
+}
+
+Bytes bytes_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  if (info.Length() <= index || !info[index].IsTypedArray() ||
+      info[index].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a Uint8Array");
+  auto a = info[index].As<Napi::Uint8Array>();
+  return {a.Data(), a.ByteLength()};
+}
+
+uint32_t u32_arg(const Napi::CallbackInfo& info, size_t index, const char* name, uint64_t max) {
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
+  const double v = info[index].As<Napi::Number>().DoubleValue();
+  if (!(v >= 0 && v <= double(max)) || v != double(uint64_t(v)))
+    throw Napi::RangeError::New(info.Env(), std::string(name) + " must be an integer in [0, " + std::to_string(max) + "]");
+  return uint32_t(v);
+}
+
+namespace {
+
+// lzKeyHash(key: Uint8Array): number — the Loading Zone index hash, for the TS port's test.
+Napi::Value lz_key_hash(const Napi::CallbackInfo& info) {
+  const Bytes key = bytes_arg(info, 0, "key");
+  return Napi::Number::New(info.Env(), pd3_lz_key_hash(key.data, uint32_t(key.size)));
+}
+
+}  // namespace
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("constants", constants(env));
+  exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));
+  init_host(env, exports);
+  init_agent(env, exports);
+  return exports;
+}
+
+}  // namespace pd3addon
+
+static Napi::Object InitPd3Addon(Napi::Env env, Napi::Object exports) { return pd3addon::init(env, exports); }
+
+NODE_API_MODULE(pd3_addon, InitPd3Addon)

@@ -1,0 +1,31 @@
+// addon.hpp — declarations shared by the addon's binding files (thin wrappers, no logic).
+#pragma once
+
+#include <napi.h>
+
+#include <cstdint>
+
+namespace pd3addon {
+
+// The constants object (constants.cpp).
+Napi::Object constants(Napi::Env env);
+
+// Registers the HostHandle and AgentHandle classes on `exports`.
+void init_host(Napi::Env env, Napi::Object exports);
+void init_agent(Napi::Env env, Napi::Object exports);
+
+// Throws a JS Error with .code = status name and .status = the negative code, message from
+// pd3_last_error() when it has one.
+[[noreturn]] void throw_status(Napi::Env env, int status, const char* what);
+
+// Bytes of a Uint8Array (or Buffer) argument; throws TypeError otherwise.
+struct Bytes {
+  uint8_t* data;
+  size_t size;
+};
+Bytes bytes_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
+
+// A uint32 argument in [0, max]; throws RangeError otherwise.
+uint32_t u32_arg(const Napi::CallbackInfo& info, size_t index, const char* name, uint64_t max = 0xFFFFFFFFull);
+
+}  // namespace pd3addon

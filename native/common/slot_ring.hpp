@@ -1,0 +1,132 @@
+// slot_ring.hpp — a byte ring of sealed, variable-length slots: the request and response rings.
+//
+// Cursors are monotonic byte positions in the control block; a slot at position p lives at
+// offset p & (size - 1) and never wraps: a producer that would cross the end first fills the rest
+// of the ring with a PAD slot. Producers reserve space by advancing `tail` (a CAS for many
+// producers, a store for one), write the slot, then publish it by storing its seal with release
+// order. The consumer reads seals from `head` with acquire order, processes every contiguous
+// published slot, and frees them all with one release store of `head`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "common/atomics.hpp"
+#include "pd3/wire.h"
+
+namespace pd3 {
+
+// Where a reservation landed: `pad` bytes of filler at `pos`, then the slot at `pos + pad`.
+struct SlotReservation {
+  uint64_t pos;
+  uint64_t pad;
+};
+
+// A view of one ring in a mapped segment (no ownership).
+class SlotRing {
+ public:
+  SlotRing() = default;
+  SlotRing(uint8_t* data, uint64_t size, uint64_t* tail, uint64_t* head, uint64_t salt)
+      : data_(data), size_(size), mask_(size - 1), tail_(tail), head_(head), salt_(salt) {}
+
+  uint64_t size() const { return size_; }
+  // Largest slot that can ever be reserved: half the ring, so a PAD plus the slot always fit.
+  uint64_t max_slot() const { return size_ / 2; }
+
+  // Slot bytes needed for a record of `record_bytes`.
+  static uint64_t slot_len(uint64_t record_bytes) {
+    return (sizeof(pd3_slot) + record_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
+  }
+
+  // Many producers: reserves `len` bytes (from slot_len). Returns false if the ring lacks room
+  // (back-pressure: nothing was reserved).
+  bool reserve_mp(uint64_t len, SlotReservation* r) const {
+    // relaxed: the value is only a guess for the CAS; the CAS below revalidates it.
+    uint64_t tail = aref(*tail_).load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t pad = pad_for(tail, len);
+      // acquire: pairs with the consumer's release of head, so the bytes it freed are ours to write.
+      const uint64_t head = aref(*head_).load(std::memory_order_acquire);
+      if (tail + pad + len - head > size_) return false;
+      // relaxed on success: ordering of our writes comes from the seal's release store, not from
+      // tail; on failure we just retry with the fresher tail.
+      if (aref(*tail_).compare_exchange_weak(tail, tail + pad + len, std::memory_order_relaxed,
+                                             std::memory_order_relaxed)) {
+        *r = {tail, pad};
+        return true;
+      }
+    }
+  }
+
+  // One producer: as reserve_mp, without the CAS.
+  bool reserve_sp(uint64_t len, SlotReservation* r) const {
+    // relaxed: only this thread writes tail.
+    const uint64_t tail = aref(*tail_).load(std::memory_order_relaxed);
+    const uint64_t pad = pad_for(tail, len);
+    // acquire: pairs with the consumer's release of head (the freed bytes are ours to reuse).
+    const uint64_t head = aref(*head_).load(std::memory_order_acquire);
+    if (tail + pad + len - head > size_) return false;
+    // relaxed: consumers never read tail to find records (they read seals), it only bounds space.
+    aref(*tail_).store(tail + pad + len, std::memory_order_relaxed);
+    *r = {tail, pad};
+    return true;
+  }
+
+  // Address of the record area of the slot reserved in `r`.
+  uint8_t* record_at(const SlotReservation& r) const {
+    return data_ + ((r.pos + r.pad) & mask_) + sizeof(pd3_slot);
+  }
+
+  // Publishes the PAD (if any) and the slot of `r`, after the record bytes were written.
+  void publish(const SlotReservation& r, uint64_t len) const {
+    if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
+    seal(r.pos + r.pad, len, PD3_SLOT_RECORD);
+  }
+
+  // Consumer: the slot at monotonic position `pos` if it is published, else nullptr.
+  const pd3_slot* published_at(uint64_t pos) const {
+    auto* s = reinterpret_cast<pd3_slot*>(data_ + (pos & mask_));
+    // acquire: pairs with the producer's release store of the seal; the slot's bytes are visible.
+    const uint64_t seal = aref(s->seal).load(std::memory_order_acquire);
+    return seal == expected_seal(pos) ? s : nullptr;
+  }
+
+  // Consumer: is `len` (read from a published slot at `pos`) a sane slot length?
+  bool length_ok(uint64_t pos, uint32_t len) const {
+    return len >= sizeof(pd3_slot) && len % PD3_SLOT_ALIGN == 0 && (pos & mask_) + len <= size_;
+  }
+
+  // Consumer: frees every slot before `pos`.
+  void release_to(uint64_t pos) const {
+    // release: our reads of the freed slots happen before a producer reuses their bytes.
+    aref(*head_).store(pos, std::memory_order_release);
+  }
+
+  uint64_t head() const { return aref(*head_).load(std::memory_order_relaxed); }
+  uint64_t tail() const { return aref(*tail_).load(std::memory_order_relaxed); }
+
+ private:
+  uint64_t pad_for(uint64_t tail, uint64_t len) const {
+    const uint64_t off = tail & mask_;
+    return off + len > size_ ? size_ - off : 0;
+  }
+  uint64_t expected_seal(uint64_t pos) const { return (pos ^ salt_) | 1u; }
+  void seal(uint64_t pos, uint64_t len, uint16_t kind) const {
+    auto* s = reinterpret_cast<pd3_slot*>(data_ + (pos & mask_));
+    s->length = uint32_t(len);
+    s->kind = kind;
+    s->reserved = 0;
+    // release: the record bytes and length/kind above are visible to whoever acquires this seal.
+    aref(s->seal).store(expected_seal(pos), std::memory_order_release);
+  }
+
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t mask_ = 0;
+  uint64_t* tail_ = nullptr;
+  uint64_t* head_ = nullptr;
+  uint64_t salt_ = 0;
+};
+
+}  // namespace pd3

@@ -1,0 +1,295 @@
+// host.cpp — libpd3host: the C ABI of host.h over a mapped segment.
+//
+// One HostCore per segment per process holds the mapping and the in-flight table (request id →
+// issuing handle, read destination, user data). Handles share it; each handle has its own
+// completion queue, filled by whichever handle happens to drain the response ring.
+#include "pd3/host.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "common/atomics.hpp"
+#include "common/error.hpp"
+#include "common/lz_view.hpp"
+#include "common/segment.hpp"
+#include "host/lz_consumer.hpp"
+#include "host/request_writer.hpp"
+#include "host/response_reader.hpp"
+
+namespace {
+
+using pd3::Segment;
+
+// One request between issue and completion.
+struct Inflight {
+  pd3_host* handle = nullptr;  // nullptr: free, or its handle was closed (completion discarded)
+  void* dest = nullptr;        // READ destination
+  uint32_t dest_cap = 0;
+  uint64_t user_data = 0;
+  uint16_t op = 0;
+  uint16_t region = 0;
+  bool busy = false;
+};
+
+// Per-process state of one segment, shared by all its handles.
+struct HostCore {
+  std::unique_ptr<Segment> segment;
+  pd3::LzView zone;
+  bool owner;                    // this process created the segment and may issue requests
+  uint32_t agent_timeout_ms;
+  std::mutex id_mu;              // guards free_ids, table and handle queues' producers
+  std::vector<uint16_t> free_ids;
+  std::array<Inflight, PD3_MAX_INFLIGHT> table{};
+  std::mutex poll_mu;            // one drainer of the response ring at a time
+  std::atomic<bool> ring_broken{false};
+  std::atomic<uint64_t> stray_responses{0};
+
+  HostCore(std::unique_ptr<Segment> seg, bool is_owner, uint32_t timeout_ms)
+      : segment(std::move(seg)), zone(segment->control()), owner(is_owner), agent_timeout_ms(timeout_ms) {
+    free_ids.reserve(PD3_MAX_INFLIGHT);
+    for (uint32_t id = PD3_MAX_INFLIGHT; id-- > 0;) free_ids.push_back(uint16_t(id));
+  }
+  pd3_control* control() const { return segment->control(); }
+};
+
+std::mutex g_registry_mu;
+std::map<std::string, std::weak_ptr<HostCore>> g_registry;  // segment path → core in this process
+
+}  // namespace
+
+// A handle: a core plus this handle's completions.
+struct pd3_host {
+  std::shared_ptr<HostCore> core;
+  bool creator = false;
+  std::mutex queue_mu;
+  std::deque<pd3_completion> queue;
+  std::atomic<uint32_t> inflight{0};
+};
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+int register_core(const std::shared_ptr<HostCore>& core) {
+  std::lock_guard lock(g_registry_mu);
+  g_registry[core->segment->path()] = core;
+  return PD3_OK;
+}
+
+// Takes a free id and records the request; returns the id or PD3_E_INFLIGHT.
+int begin_request(pd3_host* h, uint16_t op, uint16_t region, void* dest, uint32_t dest_cap, uint64_t user_data) {
+  HostCore& core = *h->core;
+  std::lock_guard lock(core.id_mu);
+  if (core.free_ids.empty()) return PD3_E_INFLIGHT;
+  const uint16_t id = core.free_ids.back();
+  core.free_ids.pop_back();
+  core.table[id] = Inflight{h, dest, dest_cap, user_data, op, region, true};
+  h->inflight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
+  return id;
+}
+
+void abort_request(pd3_host* h, int id) {
+  HostCore& core = *h->core;
+  std::lock_guard lock(core.id_mu);
+  core.table[id] = Inflight{};
+  core.free_ids.push_back(uint16_t(id));
+  h->inflight.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int check_issuer(const pd3_host* h) {
+  if (h == nullptr) return PD3_E_INVAL;
+  if (!h->core->owner) return PD3_E_NOT_OWNER;
+  return PD3_OK;
+}
+
+// Reserves an id, publishes the request, and undoes the reservation if the ring refuses it.
+int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t size, const void* payload,
+          uint32_t payload_len, void* dest, uint64_t user_data) {
+  const int id = begin_request(h, op, region, dest, size, user_data);
+  if (id < 0) return id;
+  const pd3_request hdr{pd3_op_id(op, uint32_t(id)), region, offset, size};
+  if (const int rc = pd3::publish_request(h->core->control(), hdr, payload, payload_len); rc != PD3_OK) {
+    abort_request(h, id);
+    return rc;
+  }
+  return id;
+}
+
+// Routes one response to its handle's queue (under id_mu); drops it if the handle was closed.
+void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool well_formed) {
+  const uint32_t id = pd3_id_of(r.op_id);
+  std::lock_guard lock(core.id_mu);
+  Inflight& e = core.table[id];
+  if (!e.busy || e.op != pd3_op_of(r.op_id)) {
+    core.stray_responses.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistic
+    return;
+  }
+  pd3_completion c{e.user_data, well_formed ? -int32_t(r.status) : PD3_E_CORRUPT, r.size, uint16_t(id), e.op,
+                    e.region, 0};
+  if (well_formed && r.status == 0) {
+    if (e.op == PD3_OP_READ) {
+      if (r.size > e.dest_cap) {
+        c.status = PD3_E_CORRUPT;  // the agent answered with more than was asked for
+      } else if (e.handle != nullptr) {
+        std::memcpy(e.dest, data, r.size);
+      }
+    } else if (e.op == PD3_OP_CONTROL && r.size >= sizeof(pd3_alloc_reply)) {
+      pd3_alloc_reply reply;
+      std::memcpy(&reply, data, sizeof reply);
+      c.region = reply.region;
+      c.size = reply.capacity;
+    }
+  }
+  if (e.handle != nullptr) {
+    std::lock_guard qlock(e.handle->queue_mu);
+    e.handle->queue.push_back(c);
+    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);
+  }
+  e = Inflight{};
+  core.free_ids.push_back(uint16_t(id));
+}
+
+}  // namespace
+
+extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
+  pd3::clear_error();
+  if (config == nullptr || out == nullptr) return pd3::fail(PD3_E_INVAL, "config and out are required");
+  std::unique_ptr<Segment> seg;
+  if (const int rc = Segment::create(config->name, config->sizes, config->flags & PD3_HOST_REPLACE, &seg)) return rc;
+  auto* h = new (std::nothrow) pd3_host;
+  if (h == nullptr) return pd3::fail(PD3_E_NOMEM, "handle");
+  const uint32_t timeout = config->agent_timeout_ms ? config->agent_timeout_ms : PD3_DEFAULT_AGENT_TIMEOUT_MS;
+  h->core = std::make_shared<HostCore>(std::move(seg), true, timeout);
+  h->creator = true;
+  register_core(h->core);
+  *out = h;
+  return PD3_OK;
+}
+
+extern "C" int pd3_host_attach(const char* name, pd3_host** out) {
+  pd3::clear_error();
+  if (out == nullptr) return pd3::fail(PD3_E_INVAL, "out is required");
+  std::string path;
+  if (!pd3::segment_path(name, &path))
+    return pd3::fail(PD3_E_INVAL, "segment name '%s' is not valid", name ? name : "");
+  std::shared_ptr<HostCore> core;
+  {
+    std::lock_guard lock(g_registry_mu);
+    if (auto it = g_registry.find(path); it != g_registry.end()) core = it->second.lock();
+  }
+  if (core == nullptr) {
+    std::unique_ptr<Segment> seg;
+    if (const int rc = Segment::attach(name, &seg)) return rc;
+    core = std::make_shared<HostCore>(std::move(seg), false, PD3_DEFAULT_AGENT_TIMEOUT_MS);
+  }
+  auto* h = new (std::nothrow) pd3_host;
+  if (h == nullptr) return pd3::fail(PD3_E_NOMEM, "handle");
+  h->core = std::move(core);
+  *out = h;
+  return PD3_OK;
+}
+
+extern "C" void pd3_host_close(pd3_host* h) {
+  if (h == nullptr) return;
+  {
+    // Detach this handle's requests: their responses will be counted and discarded.
+    std::lock_guard lock(h->core->id_mu);
+    for (Inflight& e : h->core->table)
+      if (e.handle == h) e.handle = nullptr, e.dest = nullptr;
+  }
+  if (h->creator) h->core->segment->unlink_name();
+  {
+    std::lock_guard lock(g_registry_mu);
+    auto it = g_registry.find(h->core->segment->path());
+    // The creator's close retires the name, so a later segment of the same name is a new core.
+    if (it != g_registry.end() && (h->creator || h->core.use_count() == 1)) g_registry.erase(it);
+  }
+  delete h;
+}
+
+extern "C" int pd3_host_allocate(pd3_host* h, uint32_t bytes, uint64_t user_data) {
+  if (const int rc = check_issuer(h)) return rc;
+  if (bytes == 0) return PD3_E_INVAL;
+  return issue(h, PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes, nullptr, 0, nullptr, user_data);
+}
+
+extern "C" int pd3_host_deallocate(pd3_host* h, uint16_t region, uint64_t user_data) {
+  if (const int rc = check_issuer(h)) return rc;
+  return issue(h, PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0, nullptr, 0, nullptr, user_data);
+}
+
+extern "C" int pd3_host_read(pd3_host* h, uint16_t region, uint32_t offset, uint32_t size, void* dest,
+                             uint64_t user_data) {
+  if (const int rc = check_issuer(h)) return rc;
+  if (size == 0 || dest == nullptr) return PD3_E_INVAL;
+  if (pd3::SlotRing::slot_len(sizeof(pd3_response) + uint64_t(size)) > h->core->control()->resp_size / 2)
+    return PD3_E_TOO_BIG;
+  return issue(h, PD3_OP_READ, region, offset, size, nullptr, 0, dest, user_data);
+}
+
+extern "C" int pd3_host_write(pd3_host* h, uint16_t region, uint32_t offset, const void* src, uint32_t size,
+                              uint64_t user_data) {
+  if (const int rc = check_issuer(h)) return rc;
+  if (size == 0 || src == nullptr) return PD3_E_INVAL;
+  return issue(h, PD3_OP_WRITE, region, offset, size, src, size, nullptr, user_data);
+}
+
+extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
+  if (h == nullptr || (out == nullptr && max != 0)) return PD3_E_INVAL;
+  HostCore& core = *h->core;
+  int rc = 0;
+  // relaxed: ring_broken is a sticky flag; a late observer just drains once more and fails again.
+  if (core.owner && !core.ring_broken.load(std::memory_order_relaxed)) {
+    std::unique_lock lock(core.poll_mu, std::try_to_lock);
+    if (lock.owns_lock()) {
+      rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT,
+                                [&](const pd3_response& r, const uint8_t* data, bool ok) { complete(core, r, data, ok); });
+      if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
+    }
+  }
+  std::lock_guard qlock(h->queue_mu);
+  uint32_t n = 0;
+  for (; n < max && !h->queue.empty(); ++n) {
+    out[n] = h->queue.front();
+    h->queue.pop_front();
+  }
+  if (n == 0 && core.ring_broken.load(std::memory_order_relaxed))
+    return pd3::fail(PD3_E_CORRUPT, "response ring framing is broken; recreate the segment");
+  return int(n);
+}
+
+extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint32_t key_len, void* dest,
+                                             uint32_t dest_cap) {
+  if (h == nullptr) return PD3_E_INVAL;
+  return pd3::lz_check_and_return(h->core->zone, key, key_len, dest, dest_cap);
+}
+
+extern "C" int pd3_host_agent_alive(const pd3_host* h) {
+  if (h == nullptr) return 0;
+  // acquire: pairs with the agent's release store of its beat (nothing depends on it but freshness).
+  const uint64_t beat = pd3::aref(h->core->control()->agent_heartbeat_ns).load(std::memory_order_acquire);
+  return beat != 0 && monotonic_ns() - beat < uint64_t(h->core->agent_timeout_ms) * 1000000ull;
+}
+
+extern "C" uint32_t pd3_host_inflight(const pd3_host* h) {
+  return h ? h->inflight.load(std::memory_order_relaxed) : 0;  // relaxed: a statistic
+}
+
+extern "C" const pd3_control* pd3_host_control(const pd3_host* h) { return h ? h->core->control() : nullptr; }
+
+extern "C" const char* pd3_host_name(const pd3_host* h) { return h ? h->core->segment->path().c_str() : ""; }

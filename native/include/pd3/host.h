@@ -1,0 +1,107 @@
+/* pd3/host.h — the host library's C ABI (libpd3host): remote memory through the agent, and
+ * checkAndReturn over the Loading Zone. Link with -lpd3host; no Node.js needed.
+ *
+ * Threading: every function may be called from any thread. Requests are published lock-free into
+ * the shared request ring. Completions are delivered per handle: pd3_host_poll() on a handle drains
+ * the response ring (one poller at a time; a concurrent caller just collects what is already queued
+ * for it) and returns only the completions of requests issued through that same handle. Give each
+ * thread or each event loop its own handle with pd3_host_attach().
+ *
+ * Return codes: PD3_OK (0) or a non-negative count/id/size on success; a negative pd3_status on error.
+ * No function throws, aborts or blocks on the agent.
+ */
+#ifndef PD3_HOST_H
+#define PD3_HOST_H
+
+#include <stdint.h>
+
+#include "pd3/segment.h"
+#include "pd3/status.h"
+#include "pd3/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A handle on a host segment. */
+typedef struct pd3_host pd3_host;
+
+#define PD3_HOST_REPLACE 1u /* create: unlink an existing segment of the same name first */
+#define PD3_NAME_MAX 200u   /* segment names: 1..PD3_NAME_MAX chars of [A-Za-z0-9._-] */
+
+/* Everything pd3_host_create needs. Zero-initialise, then set `name`. */
+typedef struct pd3_host_config {
+  const char* name;          /* the segment is /dev/shm/<name>, mode 0600 */
+  pd3_segment_sizes sizes;   /* 0 fields take the PD3_DEFAULT_* sizes */
+  uint32_t agent_timeout_ms; /* heartbeat age after which the agent counts as down; 0 = default */
+  uint32_t flags;            /* PD3_HOST_* */
+} pd3_host_config;
+
+/* One finished request, as returned by pd3_host_poll. */
+typedef struct pd3_completion {
+  uint64_t user_data; /* as passed when the request was issued */
+  int32_t status;     /* PD3_OK or a negative pd3_status from the agent or memory server */
+  uint32_t size;      /* bytes accessed (READ: bytes copied into the caller's dest) */
+  uint16_t id;        /* the 14-bit request id */
+  uint16_t op;        /* PD3_OP_* */
+  uint16_t region;    /* ALLOCATE: the new region; otherwise the request's region */
+  uint16_t reserved;
+} pd3_completion;
+
+/* Creates and maps a new segment and returns the owning handle.
+ * Returns PD3_OK, PD3_E_INVAL (bad name or sizes), PD3_E_EXISTS (name in use, no PD3_HOST_REPLACE),
+ * PD3_E_NOMEM or PD3_E_SYS. */
+PD3_API int pd3_host_create(const pd3_host_config* config, pd3_host** out);
+
+/* Opens another handle on a segment. In the creating process the handle shares its in-flight table
+ * and may issue requests; in any other process it may only call pd3_host_check_and_return and the
+ * query functions (requests return PD3_E_NOT_OWNER). Validates the segment as the agent does.
+ * Returns PD3_OK, PD3_E_INVAL, PD3_E_NOENT, PD3_E_BAD_MAGIC, PD3_E_BAD_VERSION, PD3_E_BAD_SIZE,
+ * PD3_E_BAD_LAYOUT or PD3_E_SYS. */
+PD3_API int pd3_host_attach(const char* name, pd3_host** out);
+
+/* Releases a handle. Closing the creating handle unlinks the segment name; the memory stays mapped
+ * until the last handle in the process is closed. Requests still in flight on this handle are
+ * dropped: their completions are discarded and read destinations are no longer written. */
+PD3_API void pd3_host_close(pd3_host* host);
+
+/* Issue requests. Each returns the request id (0..16383) or PD3_E_INFLIGHT (16384 in flight),
+ * PD3_E_AGAIN (request ring full: back-pressure, nothing was written), PD3_E_TOO_BIG (can never fit
+ * the request or response ring), PD3_E_INVAL, PD3_E_NOT_OWNER or PD3_E_CLOSED.
+ * pd3_host_read: `dest` must stay valid until the completion is polled. */
+PD3_API int pd3_host_allocate(pd3_host* host, uint32_t bytes, uint64_t user_data);
+PD3_API int pd3_host_deallocate(pd3_host* host, uint16_t region, uint64_t user_data);
+PD3_API int pd3_host_read(pd3_host* host, uint16_t region, uint32_t offset, uint32_t size, void* dest,
+                  uint64_t user_data);
+PD3_API int pd3_host_write(pd3_host* host, uint16_t region, uint32_t offset, const void* src, uint32_t size,
+                   uint64_t user_data);
+
+/* Completes up to `max` requests of this handle. Never blocks.
+ * Returns the number written to `out` (0 if none), or PD3_E_INVAL / PD3_E_CLOSED / PD3_E_CORRUPT
+ * (the agent published a malformed response; it is skipped and counted). */
+PD3_API int pd3_host_poll(pd3_host* host, pd3_completion* out, uint32_t max);
+
+/* The Loading Zone lookup (paper §7.1): if an item with exactly this key is PRODUCED, copies its
+ * data into `dest`, marks it CONSUMED and returns its size. Never blocks.
+ * Returns the size (> 0) on a hit, 0 on a miss (dest contents are then unspecified), or
+ * PD3_E_DEST_SMALL (the item is larger than dest_cap; it is left unconsumed) or PD3_E_INVAL. */
+PD3_API int64_t pd3_host_check_and_return(pd3_host* host, const void* key, uint32_t key_len, void* dest,
+                                  uint32_t dest_cap);
+
+/* 1 if the agent's heartbeat is fresher than the configured timeout, else 0. */
+PD3_API int pd3_host_agent_alive(const pd3_host* host);
+
+/* Requests issued through this handle and not yet polled. */
+PD3_API uint32_t pd3_host_inflight(const pd3_host* host);
+
+/* The segment's file path (e.g. "/dev/shm/<name>"), valid while the handle is open; "" for NULL. */
+PD3_API const char* pd3_host_name(const pd3_host* host);
+
+/* The mapped control block (read-only view for statistics), or NULL. */
+PD3_API const pd3_control* pd3_host_control(const pd3_host* host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PD3_HOST_H */

@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// build.mjs — builds the native code (cmake-js: addon, libpd3host, native tests, benchmarks) and
+// compiles the TypeScript. Run by `npm install` and `npm run build`; incremental after the first run.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const run = (cmd, args) => {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`build: ${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+};
+
+const cmakeJs = join(root, 'node_modules', '.bin', 'cmake-js');
+// `compile` configures only when needed, then builds; --parallel uses both cores.
+run(cmakeJs, ['compile', '--parallel', '2']);
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
+if (existsSync(tsc)) run(tsc, ['-p', 'tsconfig.json']);
+else console.warn('build: typescript not installed (production install); using the shipped dist/');

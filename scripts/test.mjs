@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// test.mjs — `npm test`: build, run the native test binary, run vitest, and print one closing line
+// "tests: N passed, N failed" that sums both. Exits non-zero if anything failed or nothing ran.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+
+const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+let passed = 0;
+let failed = 0;
+
+// Native unit and stress tests (test/native), one executable.
+const nativeBin = join(root, 'build', 'pd3_native_tests');
+if (!existsSync(nativeBin)) {
+  console.error(`test: ${nativeBin} was not built`);
+  process.exit(1);
+}
+const native = spawnSync(nativeBin, [], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+process.stdout.write(native.stdout);
+const m = /native: (\d+) passed, (\d+) failed/.exec(native.stdout);
+if (m) {
+  passed += Number(m[1]);
+  failed += Number(m[2]);
+}
+if (native.status !== 0 && (!m || Number(m[2]) === 0)) failed += 1; // crashed before its summary
+
+// TS tests (vitest), with a JSON report to count them.
+const report = join(mkdtempSync(join(tmpdir(), 'pd3-vitest-')), 'report.json');
+const vitest = spawnSync(
+  join(root, 'node_modules', '.bin', 'vitest'),
+  ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
+  { cwd: root, stdio: 'inherit' },
+);
+if (existsSync(report)) {
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+}
+if (vitest.status !== 0 && failed === 0) failed += 1; // a suite failed to load or vitest crashed
+
+console.log(`tests: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
