@@ -1,12 +1,18 @@
 // lz-reader.ts — checkAndReturn in pure TS over the mapped segment: the same algorithm as
 // native/host/lz_consumer.cpp (see native/common/lz_view.hpp), without crossing into native code.
 //
-// One difference, chosen so that no BigInt is needed on the hot path: the consumer's CAS is a
-// 32-bit CAS on the low half of the 64-bit state word ((seq << 2) | state), followed by a re-read
-// of the high half. A descriptor's seq only grows, so an unchanged high half after a successful
-// low-half CAS proves the whole word was the one we read; a changed one means the item was
-// reclaimed and we report a miss. Both are hardware-atomic against the agent's 64-bit RMWs on
-// x86-64 and AArch64 (same naturally aligned word).
+// Two differences, both to keep the hot path short (Atomics on a non-shared ArrayBuffer are calls
+// into the runtime in V8, ~10 ns each, where the C++ loads are plain moves):
+//  * The CAS is a 32-bit CAS on the low half of the 64-bit state word ((seq << 2) | state),
+//    followed by a re-read of the high half. The word of a descriptor only takes the value
+//    (seq, PRODUCED) during one interval of its history (FREE(seq) comes after it and the next
+//    PRODUCED has a larger seq), and the high half never decreases, so an unchanged high half after
+//    a successful low-half CAS proves the whole word was the one we read. Both accesses are
+//    hardware-atomic against the agent's 64-bit RMWs on x86-64 and AArch64.
+//  * No seqlock re-check of the descriptor fields: by the same argument a successful CAS proves
+//    the word never left (seq, PRODUCED) since we read it, so the fields and the record bytes we
+//    used were the item's. Garbage read from a reclaimed item can only cost a miss: every index is
+//    bounds-checked by the typed arrays and chains must strictly decrease.
 import { constants } from './native.js';
 import { lzKeyHash } from './lz-hash.js';
 
@@ -63,14 +69,15 @@ export class LoadingZoneReader {
     const { u8, u32 } = this;
     const hash = lzKeyHash(key);
     const b = this.bucketWord + (hash & this.bucketMask) * 2;
-    // Atomics.load is sequentially consistent: at least the acquire the C++ consumer uses.
-    let seqLo = Atomics.load(u32, b);
-    let seqHi = Atomics.load(u32, b + 1);
+    // Plain reads: any value is validated against the descriptor's state word below.
+    let seqLo = u32[b]!;
+    let seqHi = u32[b + 1]!;
     for (let steps = 0; steps <= this.descMask; ++steps) {
       if (seqLo === 0 && seqHi === 0) return 0;
       const d = this.descWord + (seqLo & this.descMask) * DESC_WORDS;
+      // Sequentially consistent load: the acquire that orders the reads of fields and bytes after it.
       const wLo = Atomics.load(u32, d + D_STATE);
-      const wHi = Atomics.load(u32, d + D_STATE + 1);
+      const wHi = u32[d + D_STATE + 1]!;
       // The word's seq is (wHi:wLo) >> STATE_BITS; compare it with (seqHi:seqLo) without 64-bit math.
       const state = wLo & STATE_MASK;
       const wordSeqLo = ((wLo >>> STATE_BITS) | (wHi << (32 - STATE_BITS))) >>> 0;
@@ -80,8 +87,6 @@ export class LoadingZoneReader {
       const posLo = u32[d + D_POS]!;
       const itemHash = u32[d + D_HASH]!;
       const recordLen = u32[d + D_LEN]!;
-      // Seqlock re-check: the fields belong to this item only if the word is unchanged.
-      if (Atomics.load(u32, d + D_STATE) !== wLo || Atomics.load(u32, d + D_STATE + 1) !== wHi) return 0;
       if (state === C.LZ_PRODUCED && itemHash === hash) {
         const off = posLo & this.dataMask;
         if (off + recordLen <= this.dataSize) {
@@ -96,8 +101,10 @@ export class LoadingZoneReader {
             if (size <= 32) for (let i = 0; i < size; ++i) dest[i] = u8[data + i]!;
             else dest.set(u8.subarray(data, data + size));
             const consumed = ((wLo & ~STATE_MASK) | C.LZ_CONSUMED) >>> 0;
-            if (Atomics.compareExchange(u32, d + D_STATE, wLo, consumed) === wLo &&
-                Atomics.load(u32, d + D_STATE + 1) === wHi) return size;
+            // The high half is read after the CAS (which no later read can move above).
+            if (Atomics.compareExchange(u32, d + D_STATE, wLo, consumed) === wLo && u32[d + D_STATE + 1] === wHi) {
+              return size;
+            }
           }
         }
       }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -112,6 +113,11 @@ int validate_segment(const void* base, uint64_t file_size) {
   if (c->f != want.f)                                                                             \
     return fail(PD3_E_BAD_LAYOUT, "%s is %llu, expected %llu for these sizes", #f,                \
                 (unsigned long long)c->f, (unsigned long long)want.f);
+  // A 0 size means "default" only at create; in a segment it would make every mask all ones.
+  PD3_CHECK_FIELD(req_size)
+  PD3_CHECK_FIELD(resp_size)
+  PD3_CHECK_FIELD(lz_data_size)
+  PD3_CHECK_FIELD(lz_desc_count)
   PD3_CHECK_FIELD(control_size)
   PD3_CHECK_FIELD(req_offset)
   PD3_CHECK_FIELD(resp_offset)
@@ -153,8 +159,12 @@ int Segment::create(const char* name, const pd3_segment_sizes& sizes, bool repla
 
   // Build under a private temporary name, then publish with link() (fails if the name exists)
   // or rename() (replaces it), so attachers only ever see a complete control block.
-  const std::string tmp = "/dev/shm/.pd3-tmp-" + std::to_string(getpid()) + "-" + name;
-  ::unlink(tmp.c_str());
+  uint64_t nonce = 0;
+  if (::getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) nonce = now_unix_ns();
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx", (unsigned long long)nonce);
+  // Unique per call, so concurrent creators of one name never publish each other's file.
+  const std::string tmp = "/dev/shm/.pd3-tmp-" + std::to_string(getpid()) + "-" + suffix;
   const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return fail(PD3_E_SYS, "open %s: %s", tmp.c_str(), std::strerror(errno));
   auto abandon = [&](int status, const char* what) {
@@ -224,8 +234,14 @@ int Segment::attach(const char* name, std::unique_ptr<Segment>* out) {
 }
 
 void Segment::unlink_name() {
-  if (!unlinked_) ::unlink(path_.c_str());
+  if (unlinked_) return;
   unlinked_ = true;
+  // Only remove the name while it still refers to our file: after a `replace` it names another
+  // segment, which must survive our close.
+  struct stat mine {}, named {};
+  if (::fstat(fd_, &mine) == 0 && ::stat(path_.c_str(), &named) == 0 && mine.st_dev == named.st_dev &&
+      mine.st_ino == named.st_ino)
+    ::unlink(path_.c_str());
 }
 
 Segment::~Segment() {

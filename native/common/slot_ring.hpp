@@ -48,7 +48,8 @@ class SlotRing {
       const uint64_t pad = pad_for(tail, len);
       // acquire: pairs with the consumer's release of head, so the bytes it freed are ours to write.
       const uint64_t head = aref(*head_).load(std::memory_order_acquire);
-      if (tail + pad + len - head > size_) return false;
+      // A stale `tail` (older than `head`) would underflow into "full": let the CAS refresh it instead.
+      if (int64_t(tail - head) >= 0 && tail + pad + len - head > size_) return false;
       // relaxed on success: ordering of our writes comes from the seal's release store, not from
       // tail; on failure we just retry with the fresher tail.
       if (aref(*tail_).compare_exchange_weak(tail, tail + pad + len, std::memory_order_relaxed,

@@ -5,12 +5,46 @@
 #include <unistd.h>
 
 #include "common/atomics.hpp"
+#include "common/error.hpp"
+#include "pd3/status.h"
 
 namespace pd3 {
+
+namespace {
+
+// Checks the cursors the agent will act on. The agent owns one side of every cursor pair (and all
+// Loading Zone cursors), so reading its own side first gives an exact check even while the host
+// keeps running: impossible values (head past tail, more in flight than fits) would make the
+// agent lose requests or spin, so such a segment is refused.
+int check_cursors(const pd3_control* c) {
+  struct Pair {
+    const char* what;
+    uint64_t head, tail, capacity;
+  };
+  // relaxed: a snapshot; only the monotonic order of each cursor matters (head read before tail).
+  const uint64_t req_head = load_relaxed(c->req_head);
+  const uint64_t resp_tail = load_relaxed(c->resp_tail);
+  const Pair pairs[] = {
+      {"request ring", req_head, load_relaxed(c->req_tail), c->req_size},
+      {"response ring", load_relaxed(c->resp_head), resp_tail, c->resp_size},
+      {"loading zone data", load_relaxed(c->lz_data_head), load_relaxed(c->lz_data_tail), c->lz_data_size},
+      {"loading zone items", load_relaxed(c->lz_head_seq), load_relaxed(c->lz_tail_seq), c->lz_desc_count},
+  };
+  for (const Pair& p : pairs)
+    if (p.head > p.tail || p.tail - p.head > p.capacity)
+      return fail(PD3_E_BAD_LAYOUT, "%s cursors are impossible: head %llu, tail %llu, capacity %llu", p.what,
+                  (unsigned long long)p.head, (unsigned long long)p.tail, (unsigned long long)p.capacity);
+  if (load_relaxed(c->lz_head_seq) == 0)
+    return fail(PD3_E_BAD_LAYOUT, "loading zone head seq is 0 (seqs start at 1)");
+  return PD3_OK;
+}
+
+}  // namespace
 
 int AgentSession::attach(const char* name, std::unique_ptr<AgentSession>* out) {
   std::unique_ptr<Segment> seg;
   if (const int rc = Segment::attach(name, &seg)) return rc;
+  if (const int rc = check_cursors(seg->control())) return rc;
   out->reset(new AgentSession(std::move(seg)));
   pd3_control* c = (*out)->control();
   // relaxed: informational fields; the heartbeat below is what the host acts on.

@@ -38,7 +38,8 @@ struct Inflight {
   uint32_t dest_cap = 0;
   uint64_t user_data = 0;
   uint16_t op = 0;
-  uint16_t region = 0;
+  uint16_t ctl = 0;     // CONTROL sub-op (PD3_CTL_*), 0 otherwise
+  uint16_t region = 0;  // the region the request names (DEALLOCATE: the one released)
   bool busy = false;
 };
 
@@ -92,13 +93,14 @@ int register_core(const std::shared_ptr<HostCore>& core) {
 }
 
 // Takes a free id and records the request; returns the id or PD3_E_INFLIGHT.
-int begin_request(pd3_host* h, uint16_t op, uint16_t region, void* dest, uint32_t dest_cap, uint64_t user_data) {
+int begin_request(pd3_host* h, uint16_t op, uint16_t ctl, uint16_t region, void* dest, uint32_t dest_cap,
+                  uint64_t user_data) {
   HostCore& core = *h->core;
   std::lock_guard lock(core.id_mu);
   if (core.free_ids.empty()) return PD3_E_INFLIGHT;
   const uint16_t id = core.free_ids.back();
   core.free_ids.pop_back();
-  core.table[id] = Inflight{h, dest, dest_cap, user_data, op, region, true};
+  core.table[id] = Inflight{h, dest, dest_cap, user_data, op, ctl, region, true};
   h->inflight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
   return id;
 }
@@ -118,9 +120,11 @@ int check_issuer(const pd3_host* h) {
 }
 
 // Reserves an id, publishes the request, and undoes the reservation if the ring refuses it.
+// `region` is the request header's field (the sub-op for CONTROL); `names` the region to report.
 int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t size, const void* payload,
-          uint32_t payload_len, void* dest, uint64_t user_data) {
-  const int id = begin_request(h, op, region, dest, size, user_data);
+          uint32_t payload_len, void* dest, uint64_t user_data, uint16_t names) {
+  const uint16_t ctl = op == PD3_OP_CONTROL ? region : 0;
+  const int id = begin_request(h, op, ctl, names, dest, size, user_data);
   if (id < 0) return id;
   const pd3_request hdr{pd3_op_id(op, uint32_t(id)), region, offset, size};
   if (const int rc = pd3::publish_request(h->core->control(), hdr, payload, payload_len); rc != PD3_OK) {
@@ -148,7 +152,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
       } else if (e.handle != nullptr) {
         std::memcpy(e.dest, data, r.size);
       }
-    } else if (e.op == PD3_OP_CONTROL && r.size >= sizeof(pd3_alloc_reply)) {
+    } else if (e.ctl == PD3_CTL_ALLOCATE && r.size >= sizeof(pd3_alloc_reply)) {
       pd3_alloc_reply reply;
       std::memcpy(&reply, data, sizeof reply);
       c.region = reply.region;
@@ -191,6 +195,7 @@ extern "C" int pd3_host_attach(const char* name, pd3_host** out) {
   {
     std::lock_guard lock(g_registry_mu);
     if (auto it = g_registry.find(path); it != g_registry.end()) core = it->second.lock();
+    if (core && core->control()->creator_pid != uint32_t(getpid())) core.reset();  // inherited through fork()
   }
   if (core == nullptr) {
     std::unique_ptr<Segment> seg;
@@ -216,8 +221,10 @@ extern "C" void pd3_host_close(pd3_host* h) {
   {
     std::lock_guard lock(g_registry_mu);
     auto it = g_registry.find(h->core->segment->path());
-    // The creator's close retires the name, so a later segment of the same name is a new core.
-    if (it != g_registry.end() && (h->creator || h->core.use_count() == 1)) g_registry.erase(it);
+    // Only our own entry (after a `replace` the path may belong to another core). The creator's
+    // close retires the name, so a later segment of the same name gets a new core.
+    const bool ours = it != g_registry.end() && it->second.lock() == h->core;
+    if (ours && (h->creator || h->core.use_count() == 1)) g_registry.erase(it);
   }
   delete h;
 }
@@ -225,12 +232,12 @@ extern "C" void pd3_host_close(pd3_host* h) {
 extern "C" int pd3_host_allocate(pd3_host* h, uint32_t bytes, uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
   if (bytes == 0) return PD3_E_INVAL;
-  return issue(h, PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes, nullptr, 0, nullptr, user_data);
+  return issue(h, PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes, nullptr, 0, nullptr, user_data, 0);
 }
 
 extern "C" int pd3_host_deallocate(pd3_host* h, uint16_t region, uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
-  return issue(h, PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0, nullptr, 0, nullptr, user_data);
+  return issue(h, PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0, nullptr, 0, nullptr, user_data, region);
 }
 
 extern "C" int pd3_host_read(pd3_host* h, uint16_t region, uint32_t offset, uint32_t size, void* dest,
@@ -239,14 +246,14 @@ extern "C" int pd3_host_read(pd3_host* h, uint16_t region, uint32_t offset, uint
   if (size == 0 || dest == nullptr) return PD3_E_INVAL;
   if (pd3::SlotRing::slot_len(sizeof(pd3_response) + uint64_t(size)) > h->core->control()->resp_size / 2)
     return PD3_E_TOO_BIG;
-  return issue(h, PD3_OP_READ, region, offset, size, nullptr, 0, dest, user_data);
+  return issue(h, PD3_OP_READ, region, offset, size, nullptr, 0, dest, user_data, region);
 }
 
 extern "C" int pd3_host_write(pd3_host* h, uint16_t region, uint32_t offset, const void* src, uint32_t size,
                               uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
   if (size == 0 || src == nullptr) return PD3_E_INVAL;
-  return issue(h, PD3_OP_WRITE, region, offset, size, src, size, nullptr, user_data);
+  return issue(h, PD3_OP_WRITE, region, offset, size, src, size, nullptr, user_data, region);
 }
 
 extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {

@@ -30,18 +30,25 @@ int64_t lz_check_and_return(const LzView& zone, const void* key, uint32_t key_le
     const uint32_t record_len = load_relaxed(d.record_len);
     // acquire fence: orders the field reads above before the re-read of the state word (seqlock).
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (aref(d.state).load(std::memory_order_relaxed) != word) return 0;  // reclaimed under us
+    const uint64_t now = aref(d.state).load(std::memory_order_relaxed);
+    // Fields are rewritten only after the word turns FREE: a word that still names `seq` and is not
+    // FREE proves them consistent. (Another consumer taking this item only changes the state bits,
+    // which must not end the walk: our key may be further down the chain.)
+    if (lz_seq_of(now) != seq || lz_state_of(now) == PD3_LZ_FREE) return 0;  // reclaimed under us
 
-    if (lz_state_of(word) == PD3_LZ_PRODUCED && item_hash == hash &&
+    if (lz_state_of(now) == PD3_LZ_PRODUCED && item_hash == hash &&
         (pos & zone.data_mask) + record_len <= zone.data_size && record_len >= sizeof(pd3_lz_record)) {
       const uint64_t* rec = zone.record_words(pos);
       pd3_lz_record hdr;
       load_words(&hdr, rec, sizeof hdr);
       if (hdr.seq == seq && hdr.key_len == key_len && pd3_lz_record_len(key_len, hdr.size) == record_len &&
           equal_words(rec + sizeof hdr / 8, key, key_len)) {
-        if (hdr.size > dest_cap) return PD3_E_DEST_SMALL;
+        if (hdr.size > dest_cap) {
+          // Only an item that is still there is "too large"; one reclaimed meanwhile is a miss.
+          return aref(d.state).load(std::memory_order_acquire) == now ? PD3_E_DEST_SMALL : 0;
+        }
         load_words(dest, rec + (sizeof hdr + pd3_align8(key_len)) / 8, hdr.size);
-        uint64_t expected = word;
+        uint64_t expected = now;
         // acq_rel: acquire so a winning CAS orders after the producer's publish; release so the
         // producer's later reclaim (an RMW that reads our CONSUMED) orders our copy before its
         // reuse of the bytes. On failure (another consumer won, or the item was reclaimed or

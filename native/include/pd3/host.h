@@ -77,8 +77,9 @@ PD3_API int pd3_host_write(pd3_host* host, uint16_t region, uint32_t offset, con
                    uint64_t user_data);
 
 /* Completes up to `max` requests of this handle. Never blocks.
- * Returns the number written to `out` (0 if none), or PD3_E_INVAL / PD3_E_CLOSED / PD3_E_CORRUPT
- * (the agent published a malformed response; it is skipped and counted). */
+ * A response whose record is malformed completes its request with status PD3_E_CORRUPT.
+ * Returns the number written to `out` (0 if none), or PD3_E_INVAL, or PD3_E_CORRUPT once the
+ * response ring's framing is broken (nothing more can be taken from it; recreate the segment). */
 PD3_API int pd3_host_poll(pd3_host* host, pd3_completion* out, uint32_t max);
 
 /* The Loading Zone lookup (paper §7.1): if an item with exactly this key is PRODUCED, copies its
