@@ -28,7 +28,7 @@ function hitOnlyNs(impl: CheckAndReturnImpl, seconds: number): number {
   const PENDING = 64;
   const keys = Array.from({ length: PENDING }, (_, i) => {
     const k = Buffer.alloc(8);
-    k.writeUInt32LE(i * 2654435761, 0);
+    k.writeUInt32LE(Math.imul(i, 2654435761) >>> 0, 0);
     k.writeUInt32LE(i, 4);
     return k;
   });
