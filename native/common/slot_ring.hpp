@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "common/atomics.hpp"
+#include "pd3/status.h"
 #include "pd3/wire.h"
 
 namespace pd3 {
@@ -102,6 +103,50 @@ class SlotRing {
   void release_to(uint64_t pos) const {
     // release: our reads of the freed slots happen before a producer reuses their bytes.
     aref(*head_).store(pos, std::memory_order_release);
+  }
+
+  // Producer: one record = `hdr` followed by `payload`, in one slot. Returns PD3_OK, PD3_E_AGAIN
+  // (ring full: nothing written) or PD3_E_TOO_BIG (could never fit). `many_producers` picks the
+  // CAS reservation; a single producer may use the cheaper store.
+  int publish_record(const void* hdr, size_t hdr_len, const void* payload, size_t payload_len,
+                     bool many_producers) const {
+    const uint64_t len = slot_len(uint64_t(hdr_len) + payload_len);
+    if (len > max_slot()) return PD3_E_TOO_BIG;
+    SlotReservation r;
+    if (!(many_producers ? reserve_mp(len, &r) : reserve_sp(len, &r))) return PD3_E_AGAIN;
+    uint8_t* rec = record_at(r);
+    std::memcpy(rec, hdr, hdr_len);
+    if (payload_len) std::memcpy(rec + hdr_len, payload, payload_len);
+    publish(r, len);
+    return PD3_OK;
+  }
+
+  // Consumer: calls fn(const uint8_t* record, uint32_t slot_len) for every contiguous published
+  // record slot from head (PAD slots are skipped), up to `max`, then frees them all with one
+  // release store. `slot_len` includes the 16-byte slot header. Returns the number of records
+  // taken, or PD3_E_CORRUPT when a slot's framing is broken (bad length or kind): a ring whose
+  // framing is lost cannot be resynchronised, so nothing past that slot is taken.
+  template <class Fn>
+  int drain(uint32_t max, Fn&& fn) const {
+    uint64_t pos = head();
+    int taken = 0;
+    int rc = 0;
+    while (uint32_t(taken) < max) {
+      const pd3_slot* s = published_at(pos);
+      if (s == nullptr) break;
+      const uint32_t len = s->length;
+      if (!length_ok(pos, len) || (s->kind != PD3_SLOT_RECORD && s->kind != PD3_SLOT_PAD)) {
+        rc = PD3_E_CORRUPT;
+        break;
+      }
+      if (s->kind == PD3_SLOT_RECORD) {
+        fn(reinterpret_cast<const uint8_t*>(s + 1), len);
+        ++taken;
+      }
+      pos += len;
+    }
+    if (pos != head()) release_to(pos);
+    return rc ? rc : taken;
   }
 
   uint64_t head() const { return aref(*head_).load(std::memory_order_relaxed); }

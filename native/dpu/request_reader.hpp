@@ -12,52 +12,37 @@ namespace pd3 {
 struct RequestView {
   pd3_request hdr;
   const uint8_t* payload;  // pd3_request_payload_len(&hdr) bytes (write data or key)
-  int status;              // PD3_OK, or PD3_E_CORRUPT / PD3_E_BAD_OP: answer with this status
+  int status;              // PD3_OK, or PD3_E_CORRUPT: answer with this status
 };
 
 // The agent's "DMA read" (paper §6.1 step ①): calls fn(const RequestView&) for every contiguous
-// published request, up to `max`, then frees them all with one release. Records with a bad op or
-// inconsistent length still reach fn (status set) so their ids can be answered with an error.
-// Returns the number of records taken, or PD3_E_CORRUPT if a slot's framing is broken: the ring
-// cannot be resynchronised and nothing past that slot is taken.
+// published request, up to `max`, then frees them all with one release. Records whose length
+// disagrees with their header still reach fn (status PD3_E_CORRUPT) so their ids can be answered
+// with an error. Returns the number of records taken, or PD3_E_CORRUPT when a slot's framing is
+// broken (SlotRing::drain): nothing past that slot is taken.
 template <class Fn>
 int drain_requests(pd3_control* c, uint32_t max, Fn&& fn) {
-  const SlotRing ring = request_ring(c);
-  uint64_t pos = ring.head();
-  int taken = 0;
-  int rc = 0;
-  while (uint32_t(taken) < max) {
-    const pd3_slot* s = ring.published_at(pos);
-    if (s == nullptr) break;
-    const uint32_t len = s->length;
-    if (!ring.length_ok(pos, len) || (s->kind != PD3_SLOT_RECORD && s->kind != PD3_SLOT_PAD)) {
-      count(c->agent_corrupt);
-      rc = PD3_E_CORRUPT;
-      break;
+  uint64_t taken = 0;  // counted here: a framing break may end a pass that already took records
+  const int rc = request_ring(c).drain(max, [&](const uint8_t* rec, uint32_t len) {
+    RequestView v{};
+    v.payload = rec + sizeof(pd3_request);
+    if (len < sizeof(pd3_slot) + sizeof(pd3_request)) {
+      v.status = PD3_E_CORRUPT;
+    } else {
+      std::memcpy(&v.hdr, rec, sizeof v.hdr);
+      const uint64_t want = SlotRing::slot_len(sizeof(pd3_request) + uint64_t(pd3_request_payload_len(&v.hdr)));
+      v.status = want == len ? PD3_OK : PD3_E_CORRUPT;
     }
-    if (s->kind == PD3_SLOT_RECORD) {
-      const auto* rec = reinterpret_cast<const uint8_t*>(s + 1);
-      RequestView v{};
-      v.payload = rec + sizeof(pd3_request);
-      if (len < sizeof(pd3_slot) + sizeof(pd3_request)) {
-        v.status = PD3_E_CORRUPT;
-      } else {
-        std::memcpy(&v.hdr, rec, sizeof v.hdr);
-        const uint64_t want = SlotRing::slot_len(sizeof(pd3_request) + uint64_t(pd3_request_payload_len(&v.hdr)));
-        v.status = want == len ? PD3_OK : PD3_E_CORRUPT;
-      }
-      if (v.status != PD3_OK) count(c->agent_corrupt);
-      fn(static_cast<const RequestView&>(v));
-      ++taken;
-    }
-    pos += len;
-  }
-  if (pos != ring.head()) ring.release_to(pos);
-  if (taken) {
+    if (v.status != PD3_OK) count(c->agent_corrupt);
+    fn(static_cast<const RequestView&>(v));
+    ++taken;
+  });
+  if (taken > 0) {
     count(c->agent_batches);
-    count(c->agent_requests, uint64_t(taken));
+    count(c->agent_requests, taken);
   }
-  return rc ? rc : taken;
+  if (rc == PD3_E_CORRUPT) count(c->agent_corrupt);
+  return rc;
 }
 
 }  // namespace pd3
