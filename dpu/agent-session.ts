@@ -1,6 +1,6 @@
 // agent-session.ts — the agent's side of a host segment, for TS tools and tests: take requests,
 // answer them, produce Loading Zone items. The Transfer Engine drives the same native session.
-import { Pd3Error } from '../host/errors.js';
+import { callNative } from '../host/errors.js';
 import { addon, type NativeAgentHandle, type NativeRequest } from '../host/native.js';
 
 /** A request taken from the request ring (see native/include/pd3/wire.h, pd3_request). */
@@ -16,13 +16,7 @@ export class AgentSession {
 
   /** Attaches to the segment `name`, validating it; throws Pd3Error with the reason if refused. */
   static attach(name: string): AgentSession {
-    try {
-      return new AgentSession(new addon.AgentHandle(name));
-    } catch (e) {
-      const err = e as Error & { status?: number };
-      if (typeof err.status === 'number') throw new Pd3Error(err.status, err.message.replace(/^(\w+): PD3_E_\w+: /, '$1: '));
-      throw e;
-    }
+    return new AgentSession(callNative(() => new addon.AgentHandle(name)));
   }
 
   /** Refreshes the heartbeat the host checks. */

@@ -16,6 +16,18 @@ export class Pd3Error extends Error {
   }
 }
 
+/** Runs a native constructor, turning its status-carrying errors ("create: PD3_E_EXISTS: why")
+ *  into Pd3Error ("PD3_E_EXISTS: create: why"); other errors pass through. */
+export function callNative<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    const err = e as Error & { status?: number };
+    if (typeof err.status === 'number') throw new Pd3Error(err.status, err.message.replace(/^(\w+): PD3_E_\w+: /, '$1: '));
+    throw e;
+  }
+}
+
 /** The status code of a name, e.g. status('PD3_E_AGAIN') === -1. Throws for an unknown name. */
 export function status(name: string): number {
   const code = constants.status[name];

@@ -1,5 +1,5 @@
 // pd3-host.ts — Pd3Host: the host library for TS data systems (remote memory + checkAndReturn).
-import { Pd3Error } from './errors.js';
+import { callNative, Pd3Error } from './errors.js';
 import { LoadingZoneReader } from './lz-reader.js';
 import { addon, constants as C, type ControlField, type NativeHostHandle } from './native.js';
 
@@ -40,9 +40,12 @@ export type Pd3HostStats = Record<
   number
 >;
 
+// What a request was, which decides what its promise resolves with.
+type RequestKind = 'allocate' | 'deallocate' | 'read' | 'write';
+
 // One request between issue and completion.
 interface Pending {
-  op: number;
+  kind: RequestKind;
   resolve: (value: never) => void;
   reject: (err: Error) => void;
   dest: Buffer | null;
@@ -83,7 +86,7 @@ export class Pd3Host {
 
   /** Creates the segment (the host owns it; the agent attaches by name). Throws Pd3Error. */
   static create(options: Pd3HostOptions): Pd3Host {
-    const native = wrap(() => new addon.HostHandle('create', {
+    const native = callNative(() => new addon.HostHandle('create', {
       name: options.name,
       requestRingBytes: options.requestRingBytes,
       responseRingBytes: options.responseRingBytes,
@@ -98,30 +101,30 @@ export class Pd3Host {
   /** Opens another handle on an existing segment: from a worker_thread of the creating process it can
    *  do everything; from another process only checkAndReturn and stats. Throws Pd3Error. */
   static attach(name: string, options: { checkAndReturn?: CheckAndReturnImpl } = {}): Pd3Host {
-    const native = wrap(() => new addon.HostHandle('attach', name));
+    const native = callNative(() => new addon.HostHandle('attach', name));
     return new Pd3Host(name, native, options.checkAndReturn ?? 'ts');
   }
 
   /** Allocates a remote region of at least `bytes`. */
   allocate(bytes: number): Promise<AllocatedRegion> {
-    return this.issue(C.OP_CONTROL, null, (tag) => this.handle().allocate(bytes, tag));
+    return this.issue('allocate', null, (tag) => this.handle().allocate(bytes, tag));
   }
 
   /** Releases a region. */
   deallocate(region: number): Promise<void> {
-    return this.issue(C.OP_CONTROL, null, (tag) => this.handle().deallocate(region, tag));
+    return this.issue('deallocate', null, (tag) => this.handle().deallocate(region, tag));
   }
 
   /** Reads `size` bytes at region:offset. */
   read(region: number, offset: number, size: number): Promise<Buffer> {
     const dest = Buffer.allocUnsafe(size);
-    return this.issue(C.OP_READ, dest, (tag) => this.handle().read(region, offset, dest, tag));
+    return this.issue('read', dest, (tag) => this.handle().read(region, offset, dest, tag));
   }
 
   /** Writes `data` at region:offset (a flush); resolves with the bytes written. The data is copied
    *  into the request ring before this returns, so the caller may reuse it. */
   write(region: number, offset: number, data: Uint8Array): Promise<number> {
-    return this.issue(C.OP_WRITE, null, (tag) => this.handle().write(region, offset, data, tag));
+    return this.issue('write', null, (tag) => this.handle().write(region, offset, data, tag));
   }
 
   /** Completes every request whose response has arrived; returns how many. The pump calls this
@@ -185,7 +188,7 @@ export class Pd3Host {
     return this.native;
   }
 
-  private issue<T>(op: number, dest: Buffer | null, send: (tag: number) => number): Promise<T> {
+  private issue<T>(kind: RequestKind, dest: Buffer | null, send: (tag: number) => number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const tag = this.nextTag++;
       const id = send(tag);
@@ -193,7 +196,7 @@ export class Pd3Host {
         reject(new Pd3Error(id)); // PD3_E_AGAIN is back-pressure: retry after responses drain
         return;
       }
-      this.pending.set(tag, { op, resolve: resolve as (v: never) => void, reject, dest });
+      this.pending.set(tag, { kind, resolve: resolve as (v: never) => void, reject, dest });
       this.schedulePump();
     });
   }
@@ -209,12 +212,21 @@ export class Pd3Host {
     this.pending.delete(tag);
     if (status !== 0) {
       p.reject(new Pd3Error(status));
-    } else if (p.op === C.OP_READ) {
-      (p.resolve as (v: Buffer) => void)(p.dest!.subarray(0, size));
-    } else if (p.op === C.OP_WRITE) {
-      (p.resolve as (v: number) => void)(size);
-    } else {
-      (p.resolve as (v: AllocatedRegion | undefined) => void)(size > 0 ? { region, capacity: size } : undefined);
+      return;
+    }
+    switch (p.kind) {
+      case 'read':
+        (p.resolve as (v: Buffer) => void)(p.dest!.subarray(0, size));
+        break;
+      case 'write':
+        (p.resolve as (v: number) => void)(size);
+        break;
+      case 'allocate':
+        (p.resolve as (v: AllocatedRegion) => void)({ region, capacity: size });
+        break;
+      case 'deallocate':
+        (p.resolve as (v: void) => void)();
+        break;
     }
   }
 
@@ -240,13 +252,3 @@ export class Pd3Host {
   }
 }
 
-function wrap<T>(make: () => T): T {
-  try {
-    return make();
-  } catch (e) {
-    const err = e as Error & { status?: number };
-    // "create: PD3_E_EXISTS: why" → Pd3Error "PD3_E_EXISTS: create: why"
-    if (typeof err.status === 'number') throw new Pd3Error(err.status, err.message.replace(/^(\w+): PD3_E_\w+: /, '$1: '));
-    throw e;
-  }
-}

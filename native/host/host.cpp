@@ -110,7 +110,7 @@ void abort_request(pd3_host* h, int id) {
   std::lock_guard lock(core.id_mu);
   core.table[id] = Inflight{};
   core.free_ids.push_back(uint16_t(id));
-  h->inflight.fetch_sub(1, std::memory_order_relaxed);
+  h->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
 }
 
 int check_issuer(const pd3_host* h) {
@@ -162,7 +162,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
   if (e.handle != nullptr) {
     std::lock_guard qlock(e.handle->queue_mu);
     e.handle->queue.push_back(c);
-    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);
+    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
   }
   e = Inflight{};
   core.free_ids.push_back(uint16_t(id));
@@ -266,6 +266,7 @@ extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
     if (lock.owns_lock()) {
       rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT,
                                 [&](const pd3_response& r, const uint8_t* data, bool ok) { complete(core, r, data, ok); });
+      // relaxed: the flag guards nothing but further drains (see the load above).
       if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
     }
   }
@@ -275,7 +276,7 @@ extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
     out[n] = h->queue.front();
     h->queue.pop_front();
   }
-  if (n == 0 && core.ring_broken.load(std::memory_order_relaxed))
+  if (n == 0 && core.ring_broken.load(std::memory_order_relaxed))  // relaxed: as above
     return pd3::fail(PD3_E_CORRUPT, "response ring framing is broken; recreate the segment");
   return int(n);
 }
