@@ -114,11 +114,34 @@ export interface NativeAgentHandle {
   close(): void;
 }
 
+/** Options of a Host View (native/dpu/host_view.hpp). */
+export interface NativeHostViewOptions {
+  capacity: number;
+  shards?: number;
+  maxLoad?: number;
+  simd?: 'best' | 'scalar' | 'sse4.1' | 'avx2' | 'neon';
+  hugePages?: boolean;
+  batched?: boolean;
+  delayedSecond?: boolean;
+  batch?: number;
+}
+
+/** One sharded Host View (native/addon/host_view_binding.cpp). */
+export interface NativeHostView {
+  lookup(hashes: BigUint64Array): Uint8Array;
+  insert(hashes: BigUint64Array): Uint8Array;
+  erase(hashes: BigUint64Array): Uint8Array;
+  info(): { size: number; bytes: number; shards: number; simd: string; pages: string };
+  close(): void;
+}
+
 interface Addon {
   constants: NativeConstants;
   lzKeyHash(key: Uint8Array): number;
   HostHandle: new (mode: 'create' | 'attach', options: NativeCreateOptions | string) => NativeHostHandle;
   AgentHandle: new (name: string) => NativeAgentHandle;
+  HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
+  hostViewKeyHash(key: Uint8Array): bigint;
 }
 
 const require = createRequire(import.meta.url);

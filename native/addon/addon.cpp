@@ -49,6 +49,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));
   init_host(env, exports);
   init_agent(env, exports);
+  init_host_view(env, exports);
   return exports;
 }
 

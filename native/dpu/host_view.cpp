@@ -1,0 +1,138 @@
+// host_view.cpp — shard threads and batch routing for Host View.
+#include "dpu/host_view.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "pd3/status.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace pd3 {
+
+// One shard: its table, its two queues and the thread that owns them.
+struct HostView::Shard {
+  std::unique_ptr<CuckooSet> table;
+  SpscQueue<HostViewBatch> in;
+  SpscQueue<HostViewBatch> out;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+
+  explicit Shard(size_t depth) : in(depth), out(depth) {}
+
+  void loop() {
+    uint32_t idle = 0;
+    HostViewBatch b;
+    // relaxed: stop only ends the loop; batches are ordered by the queues' own acquire/release.
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (!in.pop(&b)) {
+        // Spin briefly (batches come in bursts), then back off so an idle shard costs no core.
+        if (++idle < 4096) {
+#if defined(__x86_64__)
+          _mm_pause();
+#endif
+        } else {
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        continue;
+      }
+      idle = 0;
+      execute(b);
+      while (!out.push(b) && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();  // the submitter drains completions (or we are stopping)
+    }
+  }
+
+  void execute(const HostViewBatch& b) {
+    switch (b.op) {
+      case HostViewOp::kLookup:
+        table->contains_batch(b.hashes, b.n, b.verdicts);
+        break;
+      case HostViewOp::kInsert:
+        for (uint32_t i = 0; i < b.n; ++i) b.verdicts[i] = table->insert(b.hashes[i]) == PD3_OK;
+        break;
+      case HostViewOp::kErase:
+        for (uint32_t i = 0; i < b.n; ++i) b.verdicts[i] = table->erase(b.hashes[i]);
+        break;
+    }
+  }
+};
+
+HostView::HostView(uint32_t shards) { shards_.reserve(shards); }
+
+int HostView::create(const HostViewOptions& o, std::unique_ptr<HostView>* out) {
+  if (o.shards == 0 || o.shards > 64 || o.capacity == 0 || o.queue_depth == 0) return PD3_E_INVAL;
+  std::unique_ptr<HostView> hv(new HostView(o.shards));
+  for (uint32_t s = 0; s < o.shards; ++s) {
+    auto shard = std::make_unique<Shard>(o.queue_depth);
+    CuckooOptions t = o.table;
+    t.capacity = (o.capacity + o.shards - 1) / o.shards;
+    t.seed = o.table.seed + s;
+    if (const int rc = CuckooSet::create(t, &shard->table)) return rc;
+    hv->shards_.push_back(std::move(shard));
+  }
+  for (auto& s : hv->shards_) s->thread = std::thread([p = s.get()] { p->loop(); });
+  *out = std::move(hv);
+  return PD3_OK;
+}
+
+HostView::~HostView() {
+  for (auto& s : shards_) s->stop.store(true, std::memory_order_relaxed);  // relaxed: see loop()
+  for (auto& s : shards_)
+    if (s->thread.joinable()) s->thread.join();
+}
+
+bool HostView::submit(uint32_t shard, const HostViewBatch& batch) { return shards_[shard]->in.push(batch); }
+
+bool HostView::complete(uint32_t shard, HostViewBatch* batch) { return shards_[shard]->out.pop(batch); }
+
+void HostView::run(HostViewOp op, const uint64_t* hashes, size_t n, uint8_t* verdicts) {
+  const uint32_t ns = shards();
+  // Group by shard (stable), send each group as batches of at most 256, then scatter verdicts.
+  std::vector<std::vector<uint64_t>> keys(ns);
+  std::vector<std::vector<size_t>> where(ns);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t s = shard_of(hashes[i]);
+    keys[s].push_back(hashes[i]);
+    where[s].push_back(i);
+  }
+  std::vector<std::vector<uint8_t>> got(ns);
+  size_t outstanding = 0;
+  std::vector<size_t> next(ns, 0);
+  for (uint32_t s = 0; s < ns; ++s) got[s].resize(keys[s].size());
+  for (bool more = true; more || outstanding > 0;) {
+    more = false;
+    for (uint32_t s = 0; s < ns; ++s) {
+      while (next[s] < keys[s].size()) {
+        const uint32_t m = uint32_t(std::min<size_t>(256, keys[s].size() - next[s]));
+        if (!submit(s, {op, m, keys[s].data() + next[s], got[s].data() + next[s], 0})) break;
+        next[s] += m;
+        ++outstanding;
+      }
+      more |= next[s] < keys[s].size();
+      HostViewBatch done;
+      while (complete(s, &done)) --outstanding;
+    }
+    if (outstanding > 0 || more) std::this_thread::yield();
+  }
+  for (uint32_t s = 0; s < ns; ++s)
+    for (size_t j = 0; j < where[s].size(); ++j) verdicts[where[s][j]] = got[s][j];
+}
+
+uint64_t HostView::size() const {
+  uint64_t n = 0;
+  for (const auto& s : shards_) n += s->table->size();
+  return n;
+}
+
+uint64_t HostView::bytes() const {
+  uint64_t n = 0;
+  for (const auto& s : shards_) n += s->table->bytes();
+  return n;
+}
+
+PageKind HostView::pages() const { return shards_.front()->table->pages(); }
+SimdPath HostView::simd() const { return shards_.front()->table->simd(); }
+
+}  // namespace pd3

@@ -1,0 +1,74 @@
+// host_view.hpp — Host View (paper §5.2): the agent's record of which keys the host caches, as
+// key hashes sharded by hash across threads. Each shard is a CuckooSet owned by one thread; the
+// agent hands it batches through an SPSC queue and gets them back, verdicts filled, through
+// another. Nothing is shared between shards.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "dpu/cuckoo_set.hpp"
+#include "dpu/spsc_queue.hpp"
+
+namespace pd3 {
+
+// What a batch asks of its shard.
+enum class HostViewOp : uint8_t { kLookup, kInsert, kErase };
+
+// One batch for one shard. The submitter owns both arrays until the batch comes back.
+// verdicts[i]: lookup 1 = present; insert 1 = added or present, 0 = no room; erase 1 = removed.
+struct HostViewBatch {
+  HostViewOp op;
+  uint32_t n;
+  const uint64_t* hashes;
+  uint8_t* verdicts;
+  uint64_t tag;  // the submitter's, returned unchanged
+};
+
+// How a HostView is built.
+struct HostViewOptions {
+  uint64_t capacity = 0;      // keys in total (each shard gets capacity / shards, rounded up)
+  uint32_t shards = 1;        // shard threads
+  uint32_t queue_depth = 1024;
+  CuckooOptions table;        // per-shard table options (capacity is set from the above)
+};
+
+// The sharded Host View service. submit/complete are for one agent thread (the prefetcher);
+// run() wraps them for callers that want a blocking batch call.
+class HostView {
+ public:
+  // Returns PD3_OK, PD3_E_INVAL or PD3_E_NOMEM; starts one thread per shard.
+  static int create(const HostViewOptions& options, std::unique_ptr<HostView>* out);
+  ~HostView();  // stops and joins the shard threads
+
+  // The shard that owns a key hash (uses the hash's low 32 bits; the tables use the high ones).
+  uint32_t shard_of(uint64_t key_hash) const { return uint32_t((uint64_t(uint32_t(key_hash)) * shards_.size()) >> 32); }
+  uint32_t shards() const { return uint32_t(shards_.size()); }
+
+  // Queues a batch whose hashes all belong to `shard`. False if that shard's queue is full.
+  bool submit(uint32_t shard, const HostViewBatch& batch);
+  // Takes one finished batch of `shard`. False if none is ready.
+  bool complete(uint32_t shard, HostViewBatch* batch);
+
+  // Blocking: routes `n` hashes to their shards in sub-batches, waits, and writes verdicts in input
+  // order. For tests, tools and the TS binding; the prefetcher uses submit/complete. Must not be
+  // called while batches from submit() are still in flight (it would collect their completions).
+  void run(HostViewOp op, const uint64_t* hashes, size_t n, uint8_t* verdicts);
+
+  // Sum over shards (read while no batch is in flight).
+  uint64_t size() const;
+  uint64_t bytes() const;
+  PageKind pages() const;
+  SimdPath simd() const;
+
+ private:
+  struct Shard;
+  explicit HostView(uint32_t shards);
+
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace pd3
