@@ -35,7 +35,7 @@ class HostViewHandle : public Napi::ObjectWrap<HostViewHandle> {
     };
     auto flag = [&](const char* k, bool dflt) { return o.Get(k).IsUndefined() ? dflt : o.Get(k).ToBoolean().Value(); };
     pd3::HostViewOptions opt;
-    const double capacity = num("capacity", 0), shards = num("shards", 1), batch = num("batch", 32);
+    const double capacity = num("capacity", 0), shards = num("shards", 1), batch = num("batch", 128);
     if (!(capacity >= 1 && capacity <= 4e9) || !(shards >= 1 && shards <= 64) || !(batch >= 1 && batch <= 256))
       throw Napi::RangeError::New(env, "capacity must be in [1, 4e9], shards in [1, 64], batch in [1, 256]");
     opt.capacity = uint64_t(capacity);

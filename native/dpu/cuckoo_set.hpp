@@ -22,7 +22,7 @@ struct CuckooOptions {
   bool huge_pages = true;        // ask for huge pages (falls back silently, see pages())
   bool batched = true;           // Fig. 5: hash and prefetch a whole batch before searching
   bool delayed_second = true;    // Fig. 5: second bucket hashed and searched only for misses
-  uint32_t batch = 32;           // keys per batched pass (1..kMaxBatch)
+  uint32_t batch = 128;          // keys per batched pass (1..kMaxBatch); 128 measured best (benchmarks.md)
   uint32_t max_kicks = 500;      // random-walk length before the stash is used (at most 1024)
   uint64_t seed = 0x5eed;        // kick-path randomness
 };
