@@ -14,6 +14,7 @@
 #include "dpu/host_view.hpp"
 #include "dpu/spsc_queue.hpp"
 #include "harness.hpp"
+#include "util.hpp"
 #include "pd3/status.h"
 
 namespace {
@@ -24,26 +25,11 @@ using pd3::HostViewOp;
 using pd3::HostViewOptions;
 using Clock = std::chrono::steady_clock;
 
-// Iteration counts are divided by PD3_STRESS_SCALE (default 1); sanitizer runs set it to 10.
-const uint32_t kScale = [] {
-  const char* env = std::getenv("PD3_STRESS_SCALE");
-  const unsigned long v = env ? std::strtoul(env, nullptr, 10) : 1;
-  return uint32_t(v >= 1 && v <= 1000 ? v : 1);
-}();
+const uint32_t kScale = pd3test::stress_scale();
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+using pd3test::ms_since;
 
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed) {}
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
-};
+using pd3test::Rng;
 
 // Counts mismatches without flooding stderr (thread-safe: each thread owns its Errors).
 struct Errors {

@@ -16,6 +16,7 @@
 #include "dpu/huge_alloc.hpp"
 #include "dpu/simd_match.hpp"
 #include "harness.hpp"
+#include "util.hpp"
 #include "pd3/status.h"
 
 namespace {
@@ -25,27 +26,11 @@ using pd3::CuckooSet;
 using pd3::SimdPath;
 using Clock = std::chrono::steady_clock;
 
-// Iteration counts are divided by PD3_STRESS_SCALE (default 1); sanitizer runs set it to 10.
-const uint32_t kScale = [] {
-  const char* env = std::getenv("PD3_STRESS_SCALE");
-  const unsigned long v = env ? std::strtoul(env, nullptr, 10) : 1;
-  return uint32_t(v >= 1 && v <= 1000 ? v : 1);
-}();
+const uint32_t kScale = pd3test::stress_scale();
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+using pd3test::ms_since;
 
-// splitmix64: a fast, seedable generator for keys and choices.
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed) {}
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
-};
+using pd3test::Rng;
 
 // How the table stores a key hash: 0 is the empty-slot marker, so 0 and 1 are the same key.
 uint64_t canon(uint64_t h) { return h == 0 ? 1 : h; }

@@ -23,12 +23,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Iteration counts are divided by PD3_STRESS_SCALE (default 1); sanitizer runs set it to 10.
-const uint32_t kScale = [] {
-  const char* env = std::getenv("PD3_STRESS_SCALE");
-  const unsigned long v = env ? std::strtoul(env, nullptr, 10) : 1;
-  return uint32_t(v >= 1 && v <= 1000 ? v : 1);
-}();
+const uint32_t kScale = pd3test::stress_scale();
 
 uint64_t mix64(uint64_t x) {
   x ^= x >> 33;

@@ -4,11 +4,42 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "pd3/host.h"
 
 namespace pd3test {
+
+// Iteration counts are divided by PD3_STRESS_SCALE (default 1); sanitizer runs set it to 10.
+inline uint32_t stress_scale() {
+  static const uint32_t scale = [] {
+    const char* env = std::getenv("PD3_STRESS_SCALE");
+    const unsigned long v = env ? std::strtoul(env, nullptr, 10) : 1;
+    return uint32_t(v >= 1 && v <= 1000 ? v : 1);
+  }();
+  return scale;
+}
+
+// Milliseconds since t0.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// splitmix64: a fast, seedable generator for keys and choices.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed) {}
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
+};
 
 // A segment name no other test or process uses.
 inline std::string unique_name(const char* tag) {
