@@ -86,10 +86,10 @@ uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-int register_core(const std::shared_ptr<HostCore>& core) {
+// Makes the core findable by pd3_host_attach from other threads of this process.
+void register_core(const std::shared_ptr<HostCore>& core) {
   std::lock_guard lock(g_registry_mu);
   g_registry[core->segment->path()] = core;
-  return PD3_OK;
 }
 
 // Takes a free id and records the request; returns the id or PD3_E_INFLIGHT.

@@ -28,23 +28,9 @@ using Clock = std::chrono::steady_clock;
 const uint32_t kScale = pd3test::stress_scale();
 
 using pd3test::ms_since;
-
 using pd3test::Rng;
 
-// Counts mismatches without flooding stderr (thread-safe: each thread owns its Errors).
-struct Errors {
-  const char* label;
-  uint64_t n = 0;
-  void fail(const char* fmt, ...) {
-    if (n++ >= 8) return;
-    std::va_list ap;
-    va_start(ap, fmt);
-    std::fprintf(stderr, "  [%s] ", label);
-    std::vfprintf(stderr, fmt, ap);
-    std::fputc('\n', stderr);
-    va_end(ap);
-  }
-};
+using pd3test::Errors;
 
 // ---- SPSC queue --------------------------------------------------------------------------------
 

@@ -29,7 +29,6 @@ using Clock = std::chrono::steady_clock;
 const uint32_t kScale = pd3test::stress_scale();
 
 using pd3test::ms_since;
-
 using pd3test::Rng;
 
 // How the table stores a key hash: 0 is the empty-slot marker, so 0 and 1 are the same key.
@@ -44,20 +43,7 @@ std::vector<SimdPath> supported_paths() {
   return v;
 }
 
-// Counts mismatches without flooding stderr: prints the first few, the case CHECKs the total.
-struct Errors {
-  const char* label;
-  uint64_t n = 0;
-  void fail(const char* fmt, ...) {
-    if (n++ >= 8) return;
-    std::va_list ap;
-    va_start(ap, fmt);
-    std::fprintf(stderr, "  [%s] ", label);
-    std::vfprintf(stderr, fmt, ap);
-    std::fputc('\n', stderr);
-    va_end(ap);
-  }
-};
+using pd3test::Errors;
 
 // ---- SIMD paths ---------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -27,6 +29,22 @@ inline uint32_t stress_scale() {
 inline double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Counts mismatches without flooding stderr: prints the first few, the case CHECKs the total.
+// Not shared between threads: give each thread its own.
+struct Errors {
+  const char* label;
+  uint64_t n = 0;
+  [[gnu::format(printf, 2, 3)]] void fail(const char* fmt, ...) {
+    if (n++ >= 8) return;
+    std::va_list ap;
+    va_start(ap, fmt);
+    std::fprintf(stderr, "  [%s] ", label);
+    std::vfprintf(stderr, fmt, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
+  }
+};
 
 // splitmix64: a fast, seedable generator for keys and choices.
 struct Rng {
