@@ -2,7 +2,6 @@
 #include "dpu/host_view.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "pd3/status.h"
 
@@ -18,6 +17,7 @@ struct HostView::Shard {
   SpscQueue<HostViewBatch> in;
   SpscQueue<HostViewBatch> out;
   std::atomic<bool> stop{false};
+  std::atomic<uint32_t> asleep{0};  // 1 while the thread waits (futex) for work
   std::thread thread;
 
   explicit Shard(size_t depth) : in(depth), out(depth) {}
@@ -28,19 +28,41 @@ struct HostView::Shard {
     // relaxed: stop only ends the loop; batches are ordered by the queues' own acquire/release.
     while (!stop.load(std::memory_order_relaxed)) {
       if (!in.pop(&b)) {
-        // Spin briefly (batches come in bursts), then back off so an idle shard costs no core.
-        if (++idle < 4096) {
+        // Spin briefly (batches come in bursts), then sleep until a submit wakes us.
+        if (++idle < kSpins) {
 #if defined(__x86_64__)
           _mm_pause();
 #endif
         } else {
-          std::this_thread::sleep_for(std::chrono::microseconds(50));
+          sleep_until_work();
+          idle = 0;
         }
         continue;
       }
       idle = 0;
       execute(b);
       while (!out.push(b) && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();  // the submitter drains completions (or we are stopping)
+    }
+  }
+
+  static constexpr uint32_t kSpins = 4096;
+
+  // Dekker handshake with wake(): we publish `asleep` then look at the queue; the submitter
+  // publishes its batch then looks at `asleep`. The seq_cst fences make at least one side see the
+  // other's write, so a batch is never left waiting for a sleeping shard.
+  void sleep_until_work() {
+    asleep.store(1, std::memory_order_relaxed);  // relaxed: ordered by the fence below
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (in.empty() && !stop.load(std::memory_order_relaxed)) asleep.wait(1, std::memory_order_acquire);
+    asleep.store(0, std::memory_order_relaxed);  // relaxed: only a hint to submitters
+  }
+
+  // Called by the submitter after a push (and by the destructor after setting stop).
+  void wake() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in sleep_until_work
+    if (asleep.load(std::memory_order_relaxed) == 1) {   // relaxed: ordered by the fence above
+      asleep.store(0, std::memory_order_relaxed);
+      asleep.notify_one();
     }
   }
 
@@ -78,12 +100,20 @@ int HostView::create(const HostViewOptions& o, std::unique_ptr<HostView>* out) {
 }
 
 HostView::~HostView() {
-  for (auto& s : shards_) s->stop.store(true, std::memory_order_relaxed);  // relaxed: see loop()
+  for (auto& s : shards_) {
+    s->stop.store(true, std::memory_order_relaxed);  // relaxed: see loop(); wake() fences
+    s->wake();
+  }
   for (auto& s : shards_)
     if (s->thread.joinable()) s->thread.join();
 }
 
-bool HostView::submit(uint32_t shard, const HostViewBatch& batch) { return shards_[shard]->in.push(batch); }
+bool HostView::submit(uint32_t shard, const HostViewBatch& batch) {
+  Shard& s = *shards_[shard];
+  if (!s.in.push(batch)) return false;
+  s.wake();
+  return true;
+}
 
 bool HostView::complete(uint32_t shard, HostViewBatch* batch) { return shards_[shard]->out.pop(batch); }
 

@@ -48,6 +48,9 @@ class SpscQueue {
     return true;
   }
 
+  // Consumer only: true when nothing is queued (reads the producer's index).
+  bool empty() const { return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire); }
+
   size_t capacity() const { return mask_ + 1; }
 
  private:
