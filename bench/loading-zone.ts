@@ -22,9 +22,6 @@ function nativeFigures(): Record<string, number> {
 // ns per checkAndReturn hit from TS: 64 items pending (8-byte keys and values); the agent refills
 // between batches and only the consumer calls are timed, every one of them a hit.
 function hitOnlyNs(impl: CheckAndReturnImpl, seconds: number): number {
-  const name = `pd3-bench-lzh-${process.pid}-${impl}`;
-  const host = Pd3Host.create({ name, loadingZoneItems: 128, loadingZoneBytes: 1 << 16, replace: true, checkAndReturn: impl });
-  const agent = AgentSession.attach(name);
   const PENDING = 64;
   const keys = Array.from({ length: PENDING }, (_, i) => {
     const k = Buffer.alloc(8);
@@ -32,25 +29,31 @@ function hitOnlyNs(impl: CheckAndReturnImpl, seconds: number): number {
     k.writeUInt32LE(i, 4);
     return k;
   });
-  const value = Buffer.alloc(8, 0x42);
-  const dest = Buffer.alloc(8);
-  const check = host.checkAndReturn;
+  const name = `pd3-bench-lzh-${process.pid}-${impl}`;
+  const host = Pd3Host.create({ name, loadingZoneItems: 128, loadingZoneBytes: 1 << 16, replace: true, checkAndReturn: impl });
+  const agent = AgentSession.attach(name);
   let hits = 0;
   let misses = 0;
   let spent = 0n;
-  const deadline = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
-  while (process.hrtime.bigint() < deadline) {
-    for (const k of keys) agent.produce(0, k, value);
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < PENDING; ++i) {
-      if (check(keys[i]!, dest) > 0) hits++;
-      else misses++;
+  try {
+    const value = Buffer.alloc(8, 0x42);
+    const dest = Buffer.alloc(8);
+    const check = host.checkAndReturn;
+    const deadline = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
+    while (process.hrtime.bigint() < deadline) {
+      for (const k of keys) agent.produce(0, k, value);
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < PENDING; ++i) {
+        if (check(keys[i]!, dest) > 0) hits++;
+        else misses++;
+      }
+      spent += process.hrtime.bigint() - t0;
+      agent.clean();
     }
-    spent += process.hrtime.bigint() - t0;
-    agent.clean();
+  } finally {
+    agent.close(); // also on errors: never leave the segment behind in /dev/shm
+    host.close();
   }
-  agent.close();
-  host.close();
   if (misses > 0) throw new Error(`hit-only loop missed ${misses} times`);
   return Number(spent) / hits;
 }
