@@ -101,6 +101,7 @@
 
 #include "dpu/cuckoo_set.hpp"
 #include "dpu/host_view.hpp"
+#include "mix.hpp"
 #include "pd3/status.h"
 
 namespace {
@@ -117,15 +118,6 @@ using pd3::SimdPath;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// splitmix64's finaliser: a bijection on 64-bit words.
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
 
 struct Rng {
   uint64_t s;

@@ -73,6 +73,7 @@
 #include <thread>
 #include <vector>
 
+#include "mix.hpp"
 #include "../baselines/cas_head_zone.hpp"
 #include "../baselines/spinlock_zone.hpp"
 #include "dpu/agent_session.hpp"
@@ -104,15 +105,6 @@ inline uint64_t ticks() {
 #endif
 }
 
-// splitmix64's finaliser: a bijection, so distinct inputs give distinct keys.
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
 inline uint64_t value_of(uint64_t key) { return key * 0x9E3779B97F4A7C15ull + 1; }
 
 // CPU seconds the whole machine spent busy (from /proc/stat), and this process's CPU seconds; their

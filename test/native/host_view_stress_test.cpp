@@ -101,15 +101,8 @@ TEST(spsc_queue_stress) {
 
 // ---- HostView via run() ------------------------------------------------------------------------
 
-uint64_t key_of(uint64_t i) {  // distinct for distinct i (an invertible mix), never 0 or 1 in range
-  uint64_t x = i + 2;
-  x ^= x >> 33;
-  x *= 0xFF51AFD7ED558CCDull;
-  x ^= x >> 33;
-  x *= 0xC4CEB9FE1A85EC53ull;
-  x ^= x >> 33;
-  return x;
-}
+// Distinct for distinct i (mix64 is a bijection).
+uint64_t key_of(uint64_t i) { return pd3test::mix64(i + 2); }
 
 void sharded_run(uint32_t shards) {
   const uint64_t N = std::max<uint64_t>(20'000, 200'000 / kScale);

@@ -25,14 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 const uint32_t kScale = pd3test::stress_scale();
 
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xFF51AFD7ED558CCDull;
-  x ^= x >> 33;
-  x *= 0xC4CEB9FE1A85EC53ull;
-  x ^= x >> 33;
-  return x;
-}
+using pd3test::mix64;
 
 uint64_t fnv1a(const uint8_t* p, size_t n) {
   uint64_t h = 0xCBF29CE484222325ull;
