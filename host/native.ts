@@ -58,11 +58,12 @@ export type ControlField =
   | 'magic' | 'layout_version' | 'control_size' | 'segment_size' | 'req_offset' | 'req_size'
   | 'resp_offset' | 'resp_size' | 'lz_desc_offset' | 'lz_bucket_offset' | 'lz_data_offset'
   | 'lz_data_size' | 'lz_desc_count' | 'lz_bucket_count' | 'creator_pid' | 'created_unix_ns'
-  | 'seal_salt' | 'agent_heartbeat_ns' | 'agent_pid' | 'agent_attaches' | 'req_tail' | 'req_head'
+  | 'seal_salt' | 'agent_heartbeat_ns' | 'agent_pid' | 'agent_attaches' | 'agent_fence_ack'
+  | 'req_tail' | 'req_head'
   | 'resp_tail' | 'resp_head' | 'lz_tail_seq' | 'lz_head_seq' | 'lz_data_tail' | 'lz_data_head'
   | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
   | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
-  | 'lz_invalidated';
+  | 'lz_invalidated' | 'req_fence' | 'agent_fenced';
 
 export interface NativeCreateOptions {
   name: string;

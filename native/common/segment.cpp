@@ -26,6 +26,8 @@ static_assert(offsetof(pd3_control, req_head) - offsetof(pd3_control, req_tail) 
 static_assert(offsetof(pd3_control, resp_tail) % PD3_CACHE_LINE == 0, "cursor on its own line");
 static_assert(offsetof(pd3_control, resp_head) - offsetof(pd3_control, resp_tail) == PD3_CACHE_LINE);
 static_assert(offsetof(pd3_control, lz_tail_seq) % PD3_CACHE_LINE == 0, "LZ cursors on their own line");
+static_assert(offsetof(pd3_control, req_fence) == 10 * PD3_CACHE_LINE, "host fence on its own line");
+static_assert(offsetof(pd3_control, agent_fenced) == 11 * PD3_CACHE_LINE, "agent counters off the fence line");
 static_assert(offsetof(pd3_control, host_requests) % PD3_CACHE_LINE == 0, "host counters line");
 static_assert(offsetof(pd3_control, agent_batches) % PD3_CACHE_LINE == 0, "agent counters line");
 static_assert(sizeof(pd3_lz_desc) == 32, "two descriptors per cache line");

@@ -121,9 +121,10 @@ class SlotRing {
     return PD3_OK;
   }
 
-  // Consumer: calls fn(const uint8_t* record, uint32_t slot_len) for every contiguous published
-  // record slot from head (PAD slots are skipped), up to `max`, then frees them all with one
-  // release store. `slot_len` includes the 16-byte slot header. Returns the number of records
+  // Consumer: calls fn(const uint8_t* record, uint32_t slot_len, uint64_t pos) for every
+  // contiguous published record slot from head (PAD slots are skipped), up to `max`, then frees
+  // them all with one release store. `slot_len` includes the 16-byte slot header; `pos` is the
+  // slot's monotonic position. Returns the number of records
   // taken, or PD3_E_CORRUPT when a slot's framing is broken (bad length or kind): a ring whose
   // framing is lost cannot be resynchronised, so nothing past that slot is taken.
   template <class Fn>
@@ -140,7 +141,7 @@ class SlotRing {
         break;
       }
       if (s->kind == PD3_SLOT_RECORD) {
-        fn(reinterpret_cast<const uint8_t*>(s + 1), len);
+        fn(reinterpret_cast<const uint8_t*>(s + 1), len, pos);
         ++taken;
       }
       pos += len;

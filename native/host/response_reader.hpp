@@ -14,7 +14,7 @@ namespace pd3 {
 template <class Fn>
 int drain_responses(pd3_control* c, uint32_t max, Fn&& fn) {
   uint64_t taken = 0;  // counted here: a framing break may end a pass that already took records
-  const int rc = response_ring(c).drain(max, [&](const uint8_t* rec, uint32_t len) {
+  const int rc = response_ring(c).drain(max, [&](const uint8_t* rec, uint32_t len, uint64_t) {
     pd3_response hdr{};
     const bool fits = len >= sizeof(pd3_slot) + sizeof hdr;
     if (fits) std::memcpy(&hdr, rec, sizeof hdr);

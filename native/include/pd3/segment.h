@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define PD3_SEGMENT_MAGIC 0x31474553334450ULL /* "PD3SEG1" followed by a zero byte, little-endian */
-#define PD3_LAYOUT_VERSION 1u
+#define PD3_LAYOUT_VERSION 2u
 #define PD3_CACHE_LINE 64u
 #define PD3_SECTION_ALIGN 4096u
 #define PD3_CONTROL_SIZE 4096u
@@ -68,7 +68,8 @@ typedef struct pd3_control {
   uint64_t agent_heartbeat_ns; /* CLOCK_MONOTONIC of the agent's last beat; 0 = never attached */
   uint32_t agent_pid;
   uint32_t agent_attaches;     /* incremented on each agent attach */
-  uint8_t pad_agent[PD3_CACHE_LINE - 16];
+  uint64_t agent_fence_ack;    /* the agent will never again answer a request below this position */
+  uint8_t pad_agent[PD3_CACHE_LINE - 24];
 
   /* Lines 3-4: request ring cursors. Producers (host threads) CAS req_tail; the agent stores req_head. */
   uint64_t req_tail;
@@ -104,6 +105,15 @@ typedef struct pd3_control {
   uint64_t lz_consumed;           /* items the agent found CONSUMED when it cleaned or reclaimed them */
   uint64_t lz_reclaimed_unconsumed; /* items reclaimed while still PRODUCED (zone was full) */
   uint64_t lz_invalidated;        /* items withdrawn because their key changed */
+
+  /* Line 10: the host's fence, written when it declares the agent down (docs/host-library.md).
+   * Requests at request-ring positions below it were already failed by the host: no agent may
+   * execute or answer them. */
+  uint64_t req_fence;
+  uint8_t pad_fence[PD3_CACHE_LINE - 8];
+
+  /* Line 11: more agent-side counters (relaxed; statistics only). */
+  uint64_t agent_fenced;          /* requests discarded because they were below req_fence */
 } pd3_control;
 
 /* Every control-block field, for the offset table the addon exports to TS. */
@@ -111,10 +121,11 @@ typedef struct pd3_control {
   X(magic) X(layout_version) X(control_size) X(segment_size) X(req_offset) X(req_size)              \
   X(resp_offset) X(resp_size) X(lz_desc_offset) X(lz_bucket_offset) X(lz_data_offset)             \
   X(lz_data_size) X(lz_desc_count) X(lz_bucket_count) X(creator_pid) X(created_unix_ns) X(seal_salt)            \
-  X(agent_heartbeat_ns) X(agent_pid) X(agent_attaches) X(req_tail) X(req_head) X(resp_tail)         \
+  X(agent_heartbeat_ns) X(agent_pid) X(agent_attaches) X(agent_fence_ack) X(req_tail) X(req_head) X(resp_tail)         \
   X(resp_head) X(lz_tail_seq) X(lz_head_seq) X(lz_data_tail) X(lz_data_head) X(host_requests)       \
   X(host_ring_full) X(host_responses) X(agent_batches) X(agent_requests) X(agent_corrupt)           \
-  X(agent_responses) X(lz_produced) X(lz_consumed) X(lz_reclaimed_unconsumed) X(lz_invalidated)
+  X(agent_responses) X(lz_produced) X(lz_consumed) X(lz_reclaimed_unconsumed) X(lz_invalidated)     \
+  X(req_fence) X(agent_fenced)
 
 /* Sizes asked for at creation; 0 picks the default. Ring sizes and lz_items must be powers of two. */
 typedef struct pd3_segment_sizes {

@@ -41,7 +41,10 @@ extern "C" {
   X(PD3_E_CLOSED, 20, "handle closed")                                                            \
   X(PD3_E_NOT_OWNER, 21, "only the process that created the segment may issue requests")         \
   X(PD3_E_UNAVAILABLE, 22, "memory server unavailable")                                           \
-  X(PD3_E_NOSPACE, 23, "memory server has no room for the allocation")
+  X(PD3_E_NOSPACE, 23, "no room (memory server capacity, or a full table)")                     \
+  X(PD3_E_AUTH, 24, "auth token refused by the memory server")                                    \
+  X(PD3_E_PROTOCOL, 25, "transport protocol violation (malformed frame or hello)")                \
+  X(PD3_E_TIMEOUT, 26, "memory server did not answer in time")
 
 typedef enum pd3_status {
 #define PD3_STATUS_ENUM(name, value, text) name = -(value),

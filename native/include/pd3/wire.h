@@ -96,11 +96,15 @@ typedef struct pd3_alloc_reply {
 
 /* ---- prefetch (paper §6.2, variable-length keys) ----------------------------------------------- */
 
+#pragma pack(push, 1)
 /* Agent → memory server: fetch the item stored under a key. The key follows. */
 typedef struct pd3_prefetch_request {
-  uint16_t op_id;   /* op = PD3_OP_PREFETCH */
-  uint16_t key_len; /* bytes of key that follow */
+  uint16_t op_id;    /* op = PD3_OP_PREFETCH */
+  uint16_t key_len;  /* bytes of key that follow (≥ 1) */
+  uint32_t max_size; /* most data bytes the requester reserved for the answer: a larger item is
+                        answered with PD3_E_DEST_SMALL and its size, without data */
 } pd3_prefetch_request;
+#pragma pack(pop)
 
 /* Memory server → agent: the item of a key, or a status (PD3_E_NOT_FOUND). Key, then data follow. */
 typedef struct pd3_prefetch_response {

@@ -1,0 +1,84 @@
+// transfer_engine.hpp — the Transfer Engine (paper §6.1): one native thread that moves host
+// requests from the request ring to the memory servers and their responses back to the response
+// ring, batching naturally, and keeps Host View right (Table 2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/net.hpp"
+#include "dpu/host_view.hpp"
+
+namespace pd3 {
+
+// How a TransferEngine is built (pd3-agent's config maps onto this one to one).
+struct EngineOptions {
+  std::string segment;                 // host segment name (/dev/shm/<name>)
+  std::vector<Endpoint> servers;       // memory servers; each announces its server id in the hello
+  std::string token;                   // auth token sent in every hello
+  uint32_t max_batch_records = 4096;   // records per request frame at most
+  uint32_t max_batch_bytes = 1u << 20; // request frame bytes at most
+  uint32_t batch_delay_us = 0;         // hold a small batch at most this long for company (0: never)
+  uint32_t max_outstanding = 8;        // request frames in flight per server (pipelining)
+  uint64_t response_buffer_bytes = 16u << 20;  // the unified response buffer
+  uint32_t request_timeout_ms = 2000;  // a server that answers nothing for this long is dropped
+  uint32_t connect_timeout_ms = 500;
+  uint32_t reconnect_ms = 200;         // delay between reconnect attempts to a lost server
+  uint32_t idle_spin_us = 50;          // busy-poll this long after the last work before sleeping
+  uint32_t idle_sleep_us = 20;         // then sleep at most this long between ring checks
+  bool host_view = true;               // keep a Host View (Table 2) on this engine
+  HostViewOptions host_view_options;   // used when host_view is true (capacity 0: 1M keys)
+};
+
+// Counters, updated by the engine thread with relaxed stores and read by anyone.
+struct EngineStats {
+  uint64_t batches = 0;          // passes over the request ring that took something
+  uint64_t records = 0;          // request records taken
+  uint64_t frames_sent = 0;      // request frames sent to servers
+  uint64_t bytes_sent = 0;       // request bytes to servers
+  uint64_t bytes_received = 0;   // response bytes from servers
+  uint64_t responses = 0;        // response records published to the host
+  uint64_t errors = 0;           // responses with a non-ok status (from servers or the engine)
+  uint64_t unavailable = 0;      // requests failed because their server was down or timed out
+  uint64_t fenced = 0;           // responses dropped because the host had already failed them
+  uint64_t reconnects = 0;       // successful connections after the first
+  uint64_t servers_up = 0;       // connected servers right now
+  uint64_t request_ring_bytes = 0;   // bytes published by the host and not yet taken
+  uint64_t response_backlog = 0;     // response records waiting for room in the response ring
+  uint64_t inflight_records = 0;     // records sent to servers and not yet answered
+  uint64_t host_view_keys = 0;
+  uint64_t host_view_inserts = 0;
+  uint64_t host_view_erases = 0;
+  uint64_t lz_invalidations = 0;
+};
+
+// State of one memory server as the engine sees it.
+struct ServerState {
+  Endpoint endpoint;
+  bool connected = false;
+  int server_id = -1;            // -1 until the first hello
+  uint64_t capacity = 0;
+  uint64_t free_bytes = 0;       // as of the hello, minus allocations since
+  std::string last_error;        // why the last connect or the connection failed
+};
+
+// The engine: attach, connect, run the loop on its own thread.
+class TransferEngine {
+ public:
+  // Attaches the segment (AgentSession::attach), creates Host View, tries each server once (a
+  // server that is down is retried by the loop), and starts the thread. Returns PD3_OK,
+  // PD3_E_INVAL (bad options) or the attach error; pd3_last_error says why.
+  static int start(const EngineOptions& options, std::unique_ptr<TransferEngine>* out);
+  virtual ~TransferEngine() = default;  // implementations stop and join
+
+  // Stops the thread; requests still in flight are answered PD3_E_UNAVAILABLE if the response
+  // ring has room. Idempotent.
+  virtual void stop() = 0;
+  virtual EngineStats stats() const = 0;
+  // Thread-safe snapshot.
+  virtual std::vector<ServerState> servers() const = 0;
+};
+
+}  // namespace pd3

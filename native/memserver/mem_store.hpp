@@ -1,0 +1,69 @@
+// mem_store.hpp — one memory server's storage: regions of bytes, the key→address index, and
+// optional per-region backing files. Executes transport request records in order. Single-threaded
+// by contract: the server's event-loop thread owns it (ARCHITECTURE.md §9: batches run in order).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/transport_codec.hpp"
+
+namespace pd3 {
+
+// How durable an acknowledged write is when regions have backing files.
+enum class SyncMode : uint8_t {
+  kNone,   // page cache only: survives a SIGKILL of the server, not a machine crash
+  kBatch,  // msync(MS_SYNC) of every range a frame wrote, before the frame's response is sent
+};
+
+// How a MemStore is built.
+struct MemStoreOptions {
+  uint16_t server_id = 0;         // < PD3_MAX_SERVERS: top bits of every region id handed out
+  uint64_t capacity = 0;          // bytes regions may take in total; 0 = what the machine can spare
+  double headroom = 0.15;         // with capacity 0: keep this fraction of available memory free (Dodo)
+  std::string data_dir;           // "": regions live in anonymous memory; else one file per region
+  SyncMode sync = SyncMode::kBatch;
+  uint64_t index_initial_keys = 1u << 20;  // initial index capacity; it grows by doubling
+};
+
+// Counters, read by the server's metrics (each updated by the owning thread only).
+struct MemStoreStats {
+  uint64_t regions = 0;
+  uint64_t allocated_bytes = 0;
+  uint64_t capacity = 0;
+  uint64_t index_keys = 0;
+  uint64_t index_bytes = 0;
+  uint64_t reads = 0, writes = 0, prefetches = 0, controls = 0;
+  uint64_t read_bytes = 0, write_bytes = 0;
+  uint64_t errors = 0;            // requests answered with a non-ok status
+  uint64_t prefetch_not_found = 0;
+  uint64_t syncs = 0;             // msync calls made
+};
+
+// Storage of one memory server.
+class MemStore {
+ public:
+  // Opens the store; with a data_dir, maps back every region file and the index found there
+  // (restart without loss). Returns PD3_OK, PD3_E_INVAL (bad options), PD3_E_NOMEM or PD3_E_SYS
+  // (pd3_last_error says why).
+  static int open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out);
+  virtual ~MemStore() = default;
+
+  // Executes one request record and appends exactly one response record to `out` (its encoding
+  // per pd3/transport.h). Never fails as a call: errors become the response's status
+  // (PD3_E_BAD_REGION, PD3_E_RANGE, PD3_E_BAD_OP, PD3_E_NOSPACE, PD3_E_NOT_FOUND, ...).
+  virtual void execute(const TransportRequest& req, FrameBuilder* out) = 0;
+
+  // Makes every write executed since the last call durable per SyncMode (called once per frame,
+  // before its response is sent). Returns PD3_OK or PD3_E_SYS.
+  virtual int sync() = 0;
+
+  virtual MemStoreStats stats() const = 0;
+  virtual uint16_t server_id() const = 0;
+  virtual uint64_t capacity() const = 0;
+  virtual uint64_t free_bytes() const = 0;
+};
+
+}  // namespace pd3
