@@ -136,6 +136,94 @@ export interface NativeHostView {
   close(): void;
 }
 
+/** One structured log event from a native component (native/common/log_queue.hpp). */
+export interface NativeLogEvent {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  event: string;
+  message: string;
+}
+
+/** Options of a memory server (native/memserver, binding native/addon/memserver_binding.cpp). */
+export interface NativeMemServerOptions {
+  /** Address to listen on (IPv4), e.g. "127.0.0.1". */
+  host: string;
+  /** Port to listen on; 0 picks a free one (see port()). */
+  port: number;
+  /** 0..15: the top bits of every region id this server hands out. */
+  serverId: number;
+  /** Auth token every client must present in its hello. */
+  token: string;
+  /** Bytes offered in total; 0 or absent = what the machine can spare minus the headroom. */
+  capacity?: number;
+  /** Fraction of available memory kept free when capacity is 0 (default 0.15). */
+  headroom?: number;
+  /** Directory of per-region backing files and the index; absent = anonymous memory. */
+  dataDir?: string;
+  /** Durability of acknowledged writes with a dataDir (default 'batch'). */
+  sync?: 'none' | 'batch';
+  /** Largest frame accepted (default PD3_FRAME_MAX_DEFAULT). */
+  maxFrame?: number;
+  /** Most client connections at once (default 64). */
+  maxConnections?: number;
+  /** Initial key→address index capacity (it grows by doubling). */
+  indexInitialKeys?: number;
+}
+
+/** A running memory server: its own native event-loop thread. */
+export interface NativeMemServer {
+  /** The port it listens on. */
+  port(): number;
+  /** Counters and gauges (names as in docs/memserver.md). */
+  stats(): Record<string, number>;
+  /** Request frames by records per frame: counts for ≤1, ≤2, ≤4, … ≤4096, then more. */
+  batchHistogram(): number[];
+  /** Log events since the last call; `dropped` counts events lost to a full queue. */
+  takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** Stops the thread and closes every connection; idempotent. */
+  close(): void;
+}
+
+/** Options of a Transfer Engine (native/dpu/transfer_engine.hpp, EngineOptions). */
+export interface NativeEngineOptions {
+  segment: string;
+  /** "host:port" of each memory server. */
+  servers: string[];
+  token: string;
+  maxBatchRecords?: number;
+  maxBatchBytes?: number;
+  batchDelayUs?: number;
+  maxOutstanding?: number;
+  responseBufferBytes?: number;
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  reconnectMs?: number;
+  idleSpinUs?: number;
+  idleSleepUs?: number;
+  hostView?: boolean;
+  hostViewCapacity?: number;
+  hostViewShards?: number;
+}
+
+/** One memory server as the engine sees it. */
+export interface NativeServerState {
+  endpoint: string;
+  connected: boolean;
+  serverId: number;
+  capacity: number;
+  freeBytes: number;
+  lastError: string;
+}
+
+/** A running Transfer Engine (binding native/addon/engine_binding.cpp). */
+export interface NativeEngine {
+  /** EngineStats fields, snake_case as in the C++ struct. */
+  stats(): Record<string, number>;
+  servers(): NativeServerState[];
+  takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** Stops the engine thread and detaches; idempotent. */
+  close(): void;
+}
+
 interface Addon {
   constants: NativeConstants;
   lzKeyHash(key: Uint8Array): number;
@@ -143,6 +231,8 @@ interface Addon {
   AgentHandle: new (name: string) => NativeAgentHandle;
   HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
   hostViewKeyHash(key: Uint8Array): bigint;
+  MemServerHandle: new (options: NativeMemServerOptions) => NativeMemServer;
+  EngineHandle: new (options: NativeEngineOptions) => NativeEngine;
 }
 
 const require = createRequire(import.meta.url);
