@@ -47,6 +47,26 @@ export interface NativeConstants {
   readonly LZ_RECORD_OP_ID: number;
   readonly LZ_RECORD_KEY_LEN: number;
   readonly LZ_RECORD_SIZE: number;
+  /** Built-in key/value record format (pd3/record.h). */
+  readonly SIZEOF_KV_HEADER: number;
+  readonly KV_KEY_LEN: number;
+  readonly KV_VALUE_LEN: number;
+  /** Transport protocol (pd3/transport.h). */
+  readonly TRANSPORT_MAGIC: number;
+  readonly TRANSPORT_VERSION: number;
+  readonly FRAME_HELLO: number;
+  readonly FRAME_HELLO_REPLY: number;
+  readonly FRAME_REQUEST: number;
+  readonly FRAME_RESPONSE: number;
+  readonly FRAME_MAX_DEFAULT: number;
+  readonly FRAME_MAX_LIMIT: number;
+  readonly SIZEOF_FRAME: number;
+  readonly SIZEOF_HELLO: number;
+  readonly SIZEOF_HELLO_REPLY: number;
+  readonly TOKEN_MAX: number;
+  readonly REGION_SERVER_BITS: number;
+  readonly REGION_LOCAL_BITS: number;
+  readonly MAX_SERVERS: number;
   readonly SEGMENT_MAGIC: bigint;
   /** Status name → negative code, e.g. PD3_E_AGAIN → -1. */
   readonly status: Readonly<Record<string, number>>;
@@ -73,6 +93,11 @@ export interface NativeCreateOptions {
   lzItems?: number;
   agentTimeoutMs?: number;
   replace?: boolean;
+  fallback?: 'fail' | 'direct';
+  directOnly?: boolean;
+  directServers?: string;
+  directToken?: string;
+  directTimeoutMs?: number;
 }
 
 /** One pd3_host handle (native/addon/host_binding.cpp). Issuing methods return an id or a negative status. */

@@ -21,6 +21,18 @@ export interface Pd3HostOptions {
   replace?: boolean;
   /** checkAndReturn implementation; see docs/host-library.md for the measurements. */
   checkAndReturn?: CheckAndReturnImpl;
+  /** While the agent is down: 'fail' (default) rejects with PD3_E_AGENT_DOWN; 'direct' sends
+   *  requests to the memory servers directly (needs directServers). */
+  fallback?: 'fail' | 'direct';
+  /** Never use the agent: every request goes directly to the memory servers (the host-issued
+   *  baseline of the transfer benchmark). */
+  directOnly?: boolean;
+  /** Memory servers for direct mode, as "host:port". */
+  directServers?: string[];
+  /** The memory servers' auth token, for direct mode. */
+  directToken?: string;
+  /** Direct mode: connect + hello deadline (default 1000 ms). */
+  directTimeoutMs?: number;
 }
 
 /** 'ts': pure TS over the mapped segment (default, faster); 'native': through N-API. */
@@ -94,6 +106,11 @@ export class Pd3Host {
       lzItems: options.loadingZoneItems,
       agentTimeoutMs: options.agentTimeoutMs,
       replace: options.replace ?? false,
+      fallback: options.fallback,
+      directOnly: options.directOnly,
+      directServers: options.directServers?.join(','),
+      directToken: options.directToken,
+      directTimeoutMs: options.directTimeoutMs,
     }));
     return new Pd3Host(options.name, native, options.checkAndReturn ?? 'ts');
   }

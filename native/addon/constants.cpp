@@ -2,8 +2,10 @@
 #include <cstddef>
 
 #include "addon.hpp"
+#include "pd3/record.h"
 #include "pd3/segment.h"
 #include "pd3/status.h"
+#include "pd3/transport.h"
 #include "pd3/wire.h"
 
 namespace pd3addon {
@@ -74,6 +76,24 @@ Napi::Object constants(Napi::Env env) {
   num("LZ_RECORD_OP_ID", offsetof(pd3_lz_record, op_id));
   num("LZ_RECORD_KEY_LEN", offsetof(pd3_lz_record, key_len));
   num("LZ_RECORD_SIZE", offsetof(pd3_lz_record, size));
+  num("SIZEOF_KV_HEADER", sizeof(pd3_kv_header));
+  num("KV_KEY_LEN", offsetof(pd3_kv_header, key_len));
+  num("KV_VALUE_LEN", offsetof(pd3_kv_header, value_len));
+  num("TRANSPORT_MAGIC", PD3_TRANSPORT_MAGIC);
+  num("TRANSPORT_VERSION", PD3_TRANSPORT_VERSION);
+  num("FRAME_HELLO", PD3_FRAME_HELLO);
+  num("FRAME_HELLO_REPLY", PD3_FRAME_HELLO_REPLY);
+  num("FRAME_REQUEST", PD3_FRAME_REQUEST);
+  num("FRAME_RESPONSE", PD3_FRAME_RESPONSE);
+  num("FRAME_MAX_DEFAULT", PD3_FRAME_MAX_DEFAULT);
+  num("FRAME_MAX_LIMIT", PD3_FRAME_MAX_LIMIT);
+  num("SIZEOF_FRAME", sizeof(pd3_frame));
+  num("SIZEOF_HELLO", sizeof(pd3_hello));
+  num("SIZEOF_HELLO_REPLY", sizeof(pd3_hello_reply));
+  num("TOKEN_MAX", PD3_TOKEN_MAX);
+  num("REGION_SERVER_BITS", PD3_REGION_SERVER_BITS);
+  num("REGION_LOCAL_BITS", PD3_REGION_LOCAL_BITS);
+  num("MAX_SERVERS", PD3_MAX_SERVERS);
   c.Set("SEGMENT_MAGIC", Napi::BigInt::New(env, uint64_t(PD3_SEGMENT_MAGIC)));
   c.Set("status", status_codes(env));
   c.Set("control", control_offsets(env));

@@ -26,7 +26,8 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
   }
 
   // new HostHandle("create", {name, requestRingBytes, responseRingBytes, lzDataBytes, lzItems,
-  //                           agentTimeoutMs, replace}) | new HostHandle("attach", name)
+  //                           agentTimeoutMs, replace, fallback, directOnly, directServers,
+  //                           directToken, directTimeoutMs}) | new HostHandle("attach", name)
   explicit HostHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostHandle>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 2 || !info[0].IsString()) throw Napi::TypeError::New(env, "HostHandle(mode, options)");
@@ -48,7 +49,18 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
         throw Napi::RangeError::New(env, std::string(key) + " must be a non-negative integer");
       return d;
     };
+    auto str = [&](const char* key) -> std::string {
+      Napi::Value v = o.Get(key);
+      if (v.IsUndefined()) return "";
+      if (!v.IsString()) throw Napi::TypeError::New(env, std::string(key) + " must be a string");
+      return v.As<Napi::String>().Utf8Value();
+    };
     const std::string name = o.Get("name").IsString() ? o.Get("name").As<Napi::String>().Utf8Value() : "";
+    const std::string servers = str("directServers");
+    const std::string token = str("directToken");
+    const std::string fallback = str("fallback");
+    if (!fallback.empty() && fallback != "fail" && fallback != "direct")
+      throw Napi::TypeError::New(env, "fallback must be 'fail' or 'direct'");
     pd3_host_config cfg{};
     cfg.name = name.c_str();
     cfg.sizes.request_ring_bytes = uint64_t(opt("requestRingBytes"));
@@ -56,7 +68,12 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     cfg.sizes.lz_data_bytes = uint64_t(opt("lzDataBytes"));
     cfg.sizes.lz_items = uint32_t(opt("lzItems"));
     cfg.agent_timeout_ms = uint32_t(opt("agentTimeoutMs"));
-    cfg.flags = o.Get("replace").ToBoolean() ? PD3_HOST_REPLACE : 0;
+    cfg.flags = (o.Get("replace").ToBoolean() ? PD3_HOST_REPLACE : 0) |
+                (o.Get("directOnly").ToBoolean() ? PD3_HOST_DIRECT_ONLY : 0);
+    cfg.fallback = fallback == "direct" ? PD3_FALLBACK_DIRECT : PD3_FALLBACK_FAIL;
+    cfg.direct_servers = servers.c_str();
+    cfg.direct_token = token.c_str();
+    cfg.direct_timeout_ms = uint32_t(opt("directTimeoutMs"));
     if (const int rc = pd3_host_create(&cfg, &h_)) throw_status(env, rc, "create");
   }
 

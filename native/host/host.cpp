@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "common/error.hpp"
 #include "common/lz_view.hpp"
 #include "common/segment.hpp"
+#include "host/direct_path.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
@@ -41,6 +44,8 @@ struct Inflight {
   uint16_t ctl = 0;     // CONTROL sub-op (PD3_CTL_*), 0 otherwise
   uint16_t region = 0;  // the region the request names (DEALLOCATE: the one released)
   bool busy = false;
+  bool via_ring = false;     // went through the agent (else direct to a memory server)
+  bool quarantined = false;  // failed when the agent was declared down; id held until the fence ack
 };
 
 // Per-process state of one segment, shared by all its handles.
@@ -55,6 +60,16 @@ struct HostCore {
   std::mutex poll_mu;            // one drainer of the response ring at a time
   std::atomic<bool> ring_broken{false};
   std::atomic<uint64_t> stray_responses{0};
+
+  // Routing (docs/host-library.md, "When the agent dies"). Issuers of ring requests hold route_mu
+  // shared from their liveness check to their publish; declaring the agent down holds it
+  // exclusively, so no ring request slips in beyond the fence it sets.
+  std::shared_mutex route_mu;
+  uint32_t fallback = PD3_FALLBACK_FAIL;
+  bool direct_only = false;
+  std::unique_ptr<pd3::DirectPath> direct;  // null when no direct servers are configured
+  uint32_t ring_inflight = 0;               // guarded by id_mu
+  uint64_t quarantine_fence = 0;            // guarded by id_mu; 0 = nothing quarantined
 
   HostCore(std::unique_ptr<Segment> seg, bool is_owner, uint32_t timeout_ms)
       : segment(std::move(seg)), zone(segment->control()), owner(is_owner), agent_timeout_ms(timeout_ms) {
@@ -94,13 +109,14 @@ void register_core(const std::shared_ptr<HostCore>& core) {
 
 // Takes a free id and records the request; returns the id or PD3_E_INFLIGHT.
 int begin_request(pd3_host* h, uint16_t op, uint16_t ctl, uint16_t region, void* dest, uint32_t dest_cap,
-                  uint64_t user_data) {
+                  uint64_t user_data, bool via_ring) {
   HostCore& core = *h->core;
   std::lock_guard lock(core.id_mu);
   if (core.free_ids.empty()) return PD3_E_INFLIGHT;
   const uint16_t id = core.free_ids.back();
   core.free_ids.pop_back();
-  core.table[id] = Inflight{h, dest, dest_cap, user_data, op, ctl, region, true};
+  core.table[id] = Inflight{h, dest, dest_cap, user_data, op, ctl, region, true, via_ring, false};
+  if (via_ring) ++core.ring_inflight;
   h->inflight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
   return id;
 }
@@ -108,6 +124,7 @@ int begin_request(pd3_host* h, uint16_t op, uint16_t ctl, uint16_t region, void*
 void abort_request(pd3_host* h, int id) {
   HostCore& core = *h->core;
   std::lock_guard lock(core.id_mu);
+  if (core.table[id].via_ring) --core.ring_inflight;
   core.table[id] = Inflight{};
   core.free_ids.push_back(uint16_t(id));
   h->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
@@ -119,19 +136,109 @@ int check_issuer(const pd3_host* h) {
   return PD3_OK;
 }
 
-// Reserves an id, publishes the request, and undoes the reservation if the ring refuses it.
-// `region` is the request header's field (the sub-op for CONTROL); `names` the region to report.
-int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t size, const void* payload,
-          uint32_t payload_len, void* dest, uint64_t user_data, uint16_t names) {
-  const uint16_t ctl = op == PD3_OP_CONTROL ? region : 0;
-  const int id = begin_request(h, op, ctl, names, dest, size, user_data);
+bool agent_alive(const HostCore& core) {
+  // acquire: pairs with the agent's release store of its beat (nothing depends on it but freshness).
+  const uint64_t beat = pd3::aref(core.control()->agent_heartbeat_ns).load(std::memory_order_acquire);
+  return beat != 0 && monotonic_ns() - beat < uint64_t(core.agent_timeout_ms) * 1000000ull;
+}
+
+// Sends one request to a memory server directly (agent down with PD3_FALLBACK_DIRECT, or
+// PD3_HOST_DIRECT_ONLY).
+int issue_direct(pd3_host* h, const pd3_request& hdr, const void* payload, uint32_t payload_len, void* dest,
+                 uint64_t user_data, uint16_t names) {
+  HostCore& core = *h->core;
+  const uint16_t op = uint16_t(pd3_op_of(hdr.op_id));
+  const uint16_t ctl = op == PD3_OP_CONTROL ? hdr.region : 0;
+  const int id = begin_request(h, op, ctl, names, dest, hdr.size, user_data, /*via_ring=*/false);
   if (id < 0) return id;
-  const pd3_request hdr{pd3_op_id(op, uint32_t(id)), region, offset, size};
-  if (const int rc = pd3::publish_request(h->core->control(), hdr, payload, payload_len); rc != PD3_OK) {
+  if (const int rc = core.direct->submit(uint16_t(id), hdr, payload, payload_len); rc != PD3_OK) {
     abort_request(h, id);
     return rc;
   }
   return id;
+}
+
+// Reserves an id and sends the request through the agent, or directly when the agent is down
+// and that is configured. `region` is the request header's field (the sub-op for CONTROL);
+// `names` the region to report.
+int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t size, const void* payload,
+          uint32_t payload_len, void* dest, uint64_t user_data, uint16_t names) {
+  HostCore& core = *h->core;
+  const pd3_request proto{pd3_op_id(op, 0), region, offset, size};
+  if (core.direct_only) return issue_direct(h, proto, payload, payload_len, dest, user_data, names);
+  {
+    std::shared_lock route(core.route_mu);
+    if (agent_alive(core)) {
+      const uint16_t ctl = op == PD3_OP_CONTROL ? region : 0;
+      const int id = begin_request(h, op, ctl, names, dest, size, user_data, /*via_ring=*/true);
+      if (id < 0) return id;
+      const pd3_request hdr{pd3_op_id(op, uint32_t(id)), region, offset, size};
+      if (const int rc = pd3::publish_request(core.control(), hdr, payload, payload_len); rc != PD3_OK) {
+        abort_request(h, id);
+        return rc;
+      }
+      return id;
+    }
+  }
+  if (core.fallback == PD3_FALLBACK_DIRECT && core.direct)
+    return issue_direct(h, proto, payload, payload_len, dest, user_data, names);
+  return pd3::fail(PD3_E_AGENT_DOWN, "the agent's heartbeat is older than %u ms (or it never attached)",
+                   core.agent_timeout_ms);
+}
+
+// Queues a completion on the issuing handle (under id_mu) and frees or quarantines the id.
+void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine) {
+  Inflight& e = core.table[id];
+  if (e.handle != nullptr) {
+    std::lock_guard qlock(e.handle->queue_mu);
+    e.handle->queue.push_back(c);
+    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
+  }
+  if (e.via_ring) --core.ring_inflight;
+  if (quarantine) {
+    e.handle = nullptr;
+    e.dest = nullptr;
+    e.via_ring = false;
+    e.quarantined = true;
+    return;
+  }
+  e = Inflight{};
+  core.free_ids.push_back(uint16_t(id));
+}
+
+// The agent is down and requests it took may never be answered: fail them now, fence the request
+// ring so no agent executes them later, and hold their ids until an agent acknowledges the fence.
+void declare_agent_down(HostCore& core) {
+  std::unique_lock route(core.route_mu);  // no ring request is between its liveness check and publish
+  if (agent_alive(core)) return;
+  std::lock_guard lock(core.id_mu);
+  if (core.ring_inflight == 0) return;
+  pd3_control* c = core.control();
+  // acquire: tail covers every reservation; with route_mu held exclusively all were published.
+  const uint64_t fence = pd3::aref(c->req_tail).load(std::memory_order_acquire);
+  // release: an agent that sees the fence also sees everything before it (pairs with request_fence).
+  pd3::aref(c->req_fence).store(fence, std::memory_order_release);
+  core.quarantine_fence = fence;
+  for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
+    Inflight& e = core.table[id];
+    if (!e.busy || !e.via_ring) continue;
+    const pd3_completion done{e.user_data, PD3_E_AGENT_DOWN, 0, uint16_t(id), e.op, e.region, 0};
+    finish(core, id, done, /*quarantine=*/true);
+  }
+}
+
+// Frees quarantined ids once an agent has acknowledged the fence and every response it published
+// before the acknowledgement was drained (the caller loaded `ack` before draining).
+void release_quarantine(HostCore& core, uint64_t ack) {
+  std::lock_guard lock(core.id_mu);
+  if (core.quarantine_fence == 0 || ack < core.quarantine_fence) return;
+  for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
+    Inflight& e = core.table[id];
+    if (!e.quarantined) continue;
+    e = Inflight{};
+    core.free_ids.push_back(uint16_t(id));
+  }
+  core.quarantine_fence = 0;
 }
 
 // Routes one response to its handle's queue (under id_mu); drops it if the handle was closed.
@@ -139,7 +246,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
   const uint32_t id = pd3_id_of(r.op_id);
   std::lock_guard lock(core.id_mu);
   Inflight& e = core.table[id];
-  if (!e.busy || e.op != pd3_op_of(r.op_id)) {
+  if (!e.busy || e.quarantined || e.op != pd3_op_of(r.op_id)) {
     core.stray_responses.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistic
     return;
   }
@@ -148,7 +255,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
   if (well_formed && r.status == 0) {
     if (e.op == PD3_OP_READ) {
       if (r.size > e.dest_cap) {
-        c.status = PD3_E_CORRUPT;  // the agent answered with more than was asked for
+        c.status = PD3_E_CORRUPT;  // the answer holds more than was asked for
       } else if (e.handle != nullptr) {
         std::memcpy(e.dest, data, r.size);
       }
@@ -159,13 +266,60 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
       c.size = reply.capacity;
     }
   }
-  if (e.handle != nullptr) {
-    std::lock_guard qlock(e.handle->queue_mu);
-    e.handle->queue.push_back(c);
-    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
+  finish(core, id, c, /*quarantine=*/false);
+}
+
+// Everything poll and wait do before handing out completions: drain the response ring, pump the
+// direct path, notice a dead agent, release quarantined ids.
+void collect(HostCore& core) {
+  if (!core.owner) return;
+  if (!core.ring_broken.load(std::memory_order_relaxed)) {  // relaxed: a sticky flag; see below
+    std::unique_lock lock(core.poll_mu, std::try_to_lock);
+    if (lock.owns_lock()) {
+      // acquire: pairs with the agent's release in ack_fence; responses published before the ack
+      // are then visible to the drain below.
+      const uint64_t ack = pd3::aref(core.control()->agent_fence_ack).load(std::memory_order_acquire);
+      const int rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT, [&](const pd3_response& r,
+                                                                                const uint8_t* data, bool ok) {
+        complete(core, r, data, ok);
+      });
+      // relaxed: the flag guards nothing but further drains; a late observer drains once more.
+      if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
+      release_quarantine(core, ack);
+    }
   }
-  e = Inflight{};
-  core.free_ids.push_back(uint16_t(id));
+  if (core.direct) {
+    core.direct->pump([&](uint16_t, const pd3::TransportResponse& t) {
+      const pd3_response r{t.op_id, t.status, t.size};
+      complete(core, r, t.data, true);
+    });
+  }
+  bool ring_waiting;
+  {
+    std::lock_guard lock(core.id_mu);
+    ring_waiting = core.ring_inflight > 0;
+  }
+  if (ring_waiting && !agent_alive(core)) declare_agent_down(core);
+}
+
+// Parses the direct-mode settings of a create call into the core.
+int configure_direct(HostCore& core, const pd3_host_config& cfg) {
+  if (cfg.fallback > PD3_FALLBACK_DIRECT) return pd3::fail(PD3_E_INVAL, "fallback %u is not a PD3_FALLBACK_*", cfg.fallback);
+  core.fallback = cfg.fallback;
+  core.direct_only = (cfg.flags & PD3_HOST_DIRECT_ONLY) != 0;
+  const bool have_servers = cfg.direct_servers != nullptr && cfg.direct_servers[0] != '\0';
+  if ((core.direct_only || core.fallback == PD3_FALLBACK_DIRECT) && !have_servers)
+    return pd3::fail(PD3_E_INVAL, "direct mode needs direct_servers (\"host:port,...\")");
+  if (!have_servers) return PD3_OK;
+  pd3::DirectOptions o;
+  if (!pd3::parse_endpoints(cfg.direct_servers, &o.servers))
+    return pd3::fail(PD3_E_INVAL, "direct_servers '%s' is not a list of host:port", cfg.direct_servers);
+  if (o.servers.size() > PD3_MAX_SERVERS) return pd3::fail(PD3_E_INVAL, "more than %u direct servers", PD3_MAX_SERVERS);
+  o.token = cfg.direct_token ? cfg.direct_token : "";
+  if (o.token.size() > PD3_TOKEN_MAX) return pd3::fail(PD3_E_INVAL, "direct_token longer than %u bytes", PD3_TOKEN_MAX);
+  if (cfg.direct_timeout_ms) o.timeout_ms = cfg.direct_timeout_ms;
+  core.direct = std::make_unique<pd3::DirectPath>(std::move(o));
+  return PD3_OK;
 }
 
 }  // namespace
@@ -179,6 +333,11 @@ extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
   if (h == nullptr) return pd3::fail(PD3_E_NOMEM, "handle");
   const uint32_t timeout = config->agent_timeout_ms ? config->agent_timeout_ms : PD3_DEFAULT_AGENT_TIMEOUT_MS;
   h->core = std::make_shared<HostCore>(std::move(seg), true, timeout);
+  if (const int rc = configure_direct(*h->core, *config); rc != PD3_OK) {
+    h->core->segment->unlink_name();
+    delete h;
+    return rc;
+  }
   h->creator = true;
   register_core(h->core);
   *out = h;
@@ -259,26 +418,40 @@ extern "C" int pd3_host_write(pd3_host* h, uint16_t region, uint32_t offset, con
 extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
   if (h == nullptr || (out == nullptr && max != 0)) return PD3_E_INVAL;
   HostCore& core = *h->core;
-  int rc = 0;
-  // relaxed: ring_broken is a sticky flag; a late observer just drains once more and fails again.
-  if (core.owner && !core.ring_broken.load(std::memory_order_relaxed)) {
-    std::unique_lock lock(core.poll_mu, std::try_to_lock);
-    if (lock.owns_lock()) {
-      rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT,
-                                [&](const pd3_response& r, const uint8_t* data, bool ok) { complete(core, r, data, ok); });
-      // relaxed: the flag guards nothing but further drains (see the load above).
-      if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
-    }
-  }
+  collect(core);
   std::lock_guard qlock(h->queue_mu);
   uint32_t n = 0;
   for (; n < max && !h->queue.empty(); ++n) {
     out[n] = h->queue.front();
     h->queue.pop_front();
   }
-  if (n == 0 && core.ring_broken.load(std::memory_order_relaxed))  // relaxed: as above
+  if (n == 0 && core.ring_broken.load(std::memory_order_relaxed))  // relaxed: a sticky flag
     return pd3::fail(PD3_E_CORRUPT, "response ring framing is broken; recreate the segment");
   return int(n);
+}
+
+extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
+  if (h == nullptr) return PD3_E_INVAL;
+  HostCore& core = *h->core;
+  const uint64_t deadline = monotonic_ns() + uint64_t(timeout_us) * 1000;
+  for (;;) {
+    collect(core);
+    {
+      std::lock_guard qlock(h->queue_mu);
+      if (!h->queue.empty()) return 1;
+    }
+    const uint64_t now = monotonic_ns();
+    if (now >= deadline) return 0;
+    const uint32_t slice = uint32_t(std::min<uint64_t>((deadline - now) / 1000 + 1, 50));
+    // Direct sockets wake the wait at once; the response ring has no doorbell, so re-check it
+    // after a short sleep.
+    if (core.direct == nullptr || core.direct->wait(slice) == 0) {
+      if (core.direct == nullptr || core.direct->outstanding() == 0) {
+        const timespec ts{0, long(slice) * 1000};
+        nanosleep(&ts, nullptr);
+      }
+    }
+  }
 }
 
 extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint32_t key_len, void* dest,
@@ -287,12 +460,7 @@ extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint3
   return pd3::lz_check_and_return(h->core->zone, key, key_len, dest, dest_cap);
 }
 
-extern "C" int pd3_host_agent_alive(const pd3_host* h) {
-  if (h == nullptr) return 0;
-  // acquire: pairs with the agent's release store of its beat (nothing depends on it but freshness).
-  const uint64_t beat = pd3::aref(h->core->control()->agent_heartbeat_ns).load(std::memory_order_acquire);
-  return beat != 0 && monotonic_ns() - beat < uint64_t(h->core->agent_timeout_ms) * 1000000ull;
-}
+extern "C" int pd3_host_agent_alive(const pd3_host* h) { return h != nullptr && agent_alive(*h->core); }
 
 extern "C" uint32_t pd3_host_inflight(const pd3_host* h) {
   return h ? h->inflight.load(std::memory_order_relaxed) : 0;  // relaxed: a statistic

@@ -35,7 +35,10 @@ TEST(regression_closing_a_replaced_creator_keeps_the_new_segment) {
   pd3_host* again = nullptr;
   CHECK_EQ(pd3_host_attach(name.c_str(), &again), PD3_OK);
   // The attach joined `second`'s core (same process): it may issue requests.
-  if (again) CHECK(pd3_host_read(again, 1, 0, 8, &st, 0) >= 0);
+  if (again) {
+    pd3test::fake_agent_beat(pd3_host_control(again));
+    CHECK(pd3_host_read(again, 1, 0, 8, &st, 0) >= 0);
+  }
   pd3_host_close(again);
   pd3_host_close(second);
   CHECK(::stat(("/dev/shm/" + name).c_str(), &st) != 0);

@@ -702,6 +702,7 @@ TEST(ring_response_malformed_reaches_host_poll_as_corrupt) {
   pd3_control* c = host.control();
   uint8_t dest[64];
   std::memset(dest, 0xAA, sizeof dest);
+  pd3test::fake_agent_beat(c);
   const int id = pd3_host_read(host.h, 1, 0, 16, dest, 77);
   REQUIRE(id >= 0);
   const int id2 = pd3_host_read(host.h, 1, 0, 8, dest + 32, 78);

@@ -1,6 +1,7 @@
 // util.hpp — helpers shared by the native tests: unique segment names and a scoped host handle.
 #pragma once
 
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,6 +24,16 @@ inline uint32_t stress_scale() {
     return uint32_t(v >= 1 && v <= 1000 ? v : 1);
   }();
   return scale;
+}
+
+// Stands in for an agent's heartbeat, for tests that play the agent by hand: requests only go to
+// the ring while the heartbeat is fresh.
+inline void fake_agent_beat(const pd3_control* c) {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now = uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+  // release: as the agent's beat (the host reads it with acquire).
+  std::atomic_ref<uint64_t>(const_cast<pd3_control*>(c)->agent_heartbeat_ns).store(now, std::memory_order_release);
 }
 
 // Milliseconds since t0.

@@ -26,7 +26,13 @@ extern "C" {
 /* A handle on a host segment. */
 typedef struct pd3_host pd3_host;
 
-#define PD3_HOST_REPLACE 1u /* create: unlink an existing segment of the same name first */
+#define PD3_HOST_REPLACE 1u     /* create: unlink an existing segment of the same name first */
+#define PD3_HOST_DIRECT_ONLY 2u /* never use the agent: every request goes to the memory servers directly
+                                   (the "host-issued" baseline; needs direct_servers) */
+
+/* What requests do while the agent's heartbeat is stale (docs/host-library.md, "When the agent dies"). */
+#define PD3_FALLBACK_FAIL 0u   /* fail at once with PD3_E_AGENT_DOWN */
+#define PD3_FALLBACK_DIRECT 1u /* go to the memory servers directly over the transport protocol */
 #define PD3_NAME_MAX 200u   /* segment names: 1..PD3_NAME_MAX chars of [A-Za-z0-9._-] */
 
 /* Everything pd3_host_create needs. Zero-initialise, then set `name`. */
@@ -35,6 +41,10 @@ typedef struct pd3_host_config {
   pd3_segment_sizes sizes;   /* 0 fields take the PD3_DEFAULT_* sizes */
   uint32_t agent_timeout_ms; /* heartbeat age after which the agent counts as down; 0 = default */
   uint32_t flags;            /* PD3_HOST_* */
+  uint32_t fallback;         /* PD3_FALLBACK_*: what requests do while the agent is down */
+  uint32_t direct_timeout_ms; /* direct mode: connect + hello deadline; 0 = 1000 */
+  const char* direct_servers; /* direct mode: "host:port[,host:port...]" of every memory server */
+  const char* direct_token;   /* direct mode: the memory servers' auth token */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */
@@ -68,6 +78,11 @@ PD3_API void pd3_host_close(pd3_host* host);
 /* Issue requests. Each returns the request id (0..16383) or PD3_E_INFLIGHT (16384 in flight),
  * PD3_E_AGAIN (request ring full: back-pressure, nothing was written), PD3_E_TOO_BIG (can never fit
  * the request or response ring), PD3_E_INVAL, PD3_E_NOT_OWNER or PD3_E_CLOSED.
+ * While the agent is down (heartbeat older than agent_timeout_ms, or never seen): PD3_E_AGENT_DOWN
+ * with PD3_FALLBACK_FAIL; with PD3_FALLBACK_DIRECT (or PD3_HOST_DIRECT_ONLY) the request goes to
+ * the memory server directly and may also return PD3_E_UNAVAILABLE (server unreachable),
+ * PD3_E_AUTH or PD3_E_BAD_REGION (no server has the region's server id). Direct requests are sent
+ * at the next pd3_host_poll or pd3_host_wait of any handle of the segment.
  * pd3_host_read: `dest` must stay valid until the completion is polled. */
 PD3_API int pd3_host_allocate(pd3_host* host, uint32_t bytes, uint64_t user_data);
 PD3_API int pd3_host_deallocate(pd3_host* host, uint16_t region, uint64_t user_data);
@@ -77,10 +92,18 @@ PD3_API int pd3_host_write(pd3_host* host, uint16_t region, uint32_t offset, con
                    uint64_t user_data);
 
 /* Completes up to `max` requests of this handle. Never blocks.
- * A response whose record is malformed completes its request with status PD3_E_CORRUPT.
+ * A response whose record is malformed completes its request with status PD3_E_CORRUPT. When the
+ * agent's heartbeat has stopped, requests that went through the agent and are still unanswered
+ * complete with PD3_E_AGENT_DOWN (their ids stay reserved until an agent acknowledges the fence,
+ * so a late answer can never complete a newer request).
  * Returns the number written to `out` (0 if none), or PD3_E_INVAL, or PD3_E_CORRUPT once the
  * response ring's framing is broken (nothing more can be taken from it; recreate the segment). */
 PD3_API int pd3_host_poll(pd3_host* host, pd3_completion* out, uint32_t max);
+
+/* Blocks until this handle has completions to poll or `timeout_us` passes. Direct-mode sockets
+ * wake it at once; the response ring is re-checked with a short sleep (about 50 us).
+ * Returns 1 if completions are waiting, 0 on timeout, or PD3_E_INVAL. */
+PD3_API int pd3_host_wait(pd3_host* host, uint32_t timeout_us);
 
 /* The Loading Zone lookup (paper §7.1): if an item with exactly this key is PRODUCED, copies its
  * data into `dest`, marks it CONSUMED and returns its size. Never blocks.

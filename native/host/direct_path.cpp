@@ -1,0 +1,237 @@
+// direct_path.cpp — see direct_path.hpp.
+#include "host/direct_path.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "common/error.hpp"
+#include "pd3/status.h"
+
+namespace pd3 {
+
+DirectPath::DirectPath(DirectOptions options) : options_(std::move(options)) {
+  for (const Endpoint& ep : options_.servers) {
+    auto l = std::make_unique<Link>();
+    l->endpoint = ep;
+    links_.push_back(std::move(l));
+  }
+}
+
+DirectPath::~DirectPath() {
+  for (auto& l : links_)
+    if (l->fd >= 0) ::close(l->fd);
+}
+
+int DirectPath::ensure_connected_locked(Link& l) {
+  if (l.fd >= 0) return PD3_OK;
+  const uint64_t now = now_ns();
+  if (now < l.retry_after_ns)
+    return fail(PD3_E_UNAVAILABLE, "memory server %s is down (retrying shortly)", l.endpoint.str().c_str());
+  int fd = -1;
+  int rc = tcp_connect(l.endpoint, int(options_.timeout_ms), &fd);
+  pd3_hello_reply reply{};
+  if (rc == PD3_OK) {
+    rc = client_hello(fd, options_.token, int(options_.timeout_ms), &reply);
+    if (rc != PD3_OK) ::close(fd);
+  }
+  if (rc != PD3_OK) {
+    l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;
+    return rc == PD3_E_AUTH || rc == PD3_E_BAD_VERSION ? rc : PD3_E_UNAVAILABLE;
+  }
+  l.fd = fd;
+  l.server_id = reply.server_id;
+  l.free_bytes = reply.free_bytes;
+  l.reader = FrameReader(PD3_FRAME_MAX_LIMIT);
+  return PD3_OK;
+}
+
+DirectPath::Link* DirectPath::link_for_region_locked(uint16_t region, int* err) {
+  const int want = int(pd3_region_server(region));
+  bool all_known = true;
+  int last = PD3_OK;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& l : links_) {
+      if (l->server_id == want) {
+        *err = ensure_connected_locked(*l);
+        return *err == PD3_OK ? l.get() : nullptr;
+      }
+    }
+    if (pass == 1) break;
+    // Server ids are learnt from hellos: connect to the servers not heard from yet.
+    for (auto& l : links_) {
+      if (l->server_id >= 0) continue;
+      if (const int rc = ensure_connected_locked(*l); rc != PD3_OK) {
+        all_known = false;
+        last = rc;
+      }
+    }
+  }
+  *err = all_known ? fail(PD3_E_BAD_REGION, "no memory server has id %d (region %u)", want, unsigned(region))
+                   : (last ? last : PD3_E_UNAVAILABLE);
+  return nullptr;
+}
+
+DirectPath::Link* DirectPath::link_for_allocation_locked(int* err) {
+  Link* best = nullptr;
+  *err = PD3_E_UNAVAILABLE;
+  for (auto& l : links_) {
+    const int rc = ensure_connected_locked(*l);
+    if (rc != PD3_OK) {
+      *err = rc;
+      continue;
+    }
+    if (best == nullptr || l->free_bytes > best->free_bytes) best = l.get();
+  }
+  if (best != nullptr) *err = PD3_OK;
+  return best;
+}
+
+int DirectPath::submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len) {
+  const uint32_t op = pd3_op_of(hdr.op_id);
+  uint16_t ctl = 0;
+  std::lock_guard lock(mu_);
+  int err = PD3_OK;
+  Link* l = nullptr;
+  if (op == PD3_OP_READ || op == PD3_OP_WRITE) {
+    l = link_for_region_locked(hdr.region, &err);
+  } else if (op == PD3_OP_CONTROL && hdr.region == PD3_CTL_ALLOCATE) {
+    ctl = PD3_CTL_ALLOCATE;
+    l = link_for_allocation_locked(&err);
+  } else if (op == PD3_OP_CONTROL && hdr.region == PD3_CTL_DEALLOCATE) {
+    ctl = PD3_CTL_DEALLOCATE;
+    l = link_for_region_locked(uint16_t(hdr.offset), &err);
+  } else {
+    return fail(PD3_E_BAD_OP, "direct mode carries READ, WRITE, ALLOCATE and DEALLOCATE only");
+  }
+  if (l == nullptr) return err;
+  const pd3_request rec{pd3_op_id(op, id), hdr.region, hdr.offset, hdr.size};
+  const auto* p = reinterpret_cast<const uint8_t*>(&rec);
+  l->queued.insert(l->queued.end(), p, p + sizeof rec);
+  if (payload_len) {
+    const auto* d = static_cast<const uint8_t*>(payload);
+    l->queued.insert(l->queued.end(), d, d + payload_len);
+  }
+  ++l->queued_records;
+  l->queued_ids.push_back({rec.op_id, ctl});
+  // A big backlog is sent now rather than at the next poll; a failure surfaces at that poll.
+  if (l->queued.size() >= options_.flush_bytes) flush_locked(*l);
+  return PD3_OK;
+}
+
+int DirectPath::flush_locked(Link& l) {
+  if (l.queued_records > 0) {
+    FrameBuilder b(&l.out.bytes());
+    b.begin(PD3_FRAME_REQUEST, l.next_seq++);
+    b.raw(l.queued.data(), l.queued.size(), l.queued_records);
+    b.finish();
+    l.queued.clear();
+    l.queued_records = 0;
+    l.sent_ids.insert(l.sent_ids.end(), l.queued_ids.begin(), l.queued_ids.end());
+    l.queued_ids.clear();
+  }
+  // What a full socket does not take stays queued for the next pump (wait() watches for room):
+  // blocking here could deadlock against a server that is itself waiting for us to read.
+  return l.out.flush(l.fd);
+}
+
+int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why) {
+  fail(PD3_E_UNAVAILABLE, "memory server %s: %s", l.endpoint.str().c_str(), why);
+  if (l.fd >= 0) ::close(l.fd);
+  l.fd = -1;
+  l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;
+  l.out = OutBuffer();
+  l.reader = FrameReader(PD3_FRAME_MAX_LIMIT);
+  l.queued.clear();
+  l.queued_records = 0;
+  int n = 0;
+  for (auto* q : {&l.sent_ids, &l.queued_ids}) {
+    for (const Link::Pending& p : *q) {
+      TransportResponse r;
+      r.op_id = p.op_id;
+      r.status = uint16_t(-PD3_E_UNAVAILABLE);
+      done(pd3_id_of(p.op_id), r);
+      ++n;
+    }
+    q->clear();
+  }
+  return n;
+}
+
+int DirectPath::receive_locked(Link& l, const Done& done) {
+  int n = 0;
+  for (;;) {
+    const long got = l.reader.fill(l.fd);
+    for (;;) {
+      pd3_frame f;
+      const uint8_t* body;
+      const int rc = l.reader.next(&f, &body);
+      if (rc == 0) break;
+      const size_t len = f.length - sizeof f;
+      if (rc < 0 || f.kind != PD3_FRAME_RESPONSE || f.count > l.sent_ids.size() ||
+          validate_responses(body, len, f.count) != PD3_OK)
+        return n + fail_link_locked(l, done, "malformed response frame");
+      size_t pos = 0;
+      for (uint32_t i = 0; i < f.count; ++i) {
+        TransportResponse r;
+        decode_response(body + pos, len - pos, &r);
+        pos += r.record_len;
+        const Link::Pending p = l.sent_ids.front();
+        l.sent_ids.pop_front();
+        if (r.op_id != p.op_id) return n + fail_link_locked(l, done, "response out of order");
+        if (p.ctl == PD3_CTL_ALLOCATE && r.status == 0 && r.data_len >= sizeof(pd3_alloc_reply)) {
+          pd3_alloc_reply a;
+          std::memcpy(&a, r.data, sizeof a);
+          l.free_bytes = l.free_bytes > a.capacity ? l.free_bytes - a.capacity : 0;
+        }
+        done(pd3_id_of(r.op_id), r);
+        ++n;
+      }
+    }
+    if (got < 0) return n + fail_link_locked(l, done, "connection closed");
+    if (got == 0) return n;
+  }
+}
+
+int DirectPath::pump(const Done& done) {
+  std::lock_guard lock(mu_);
+  int n = 0;
+  for (auto& l : links_) {
+    if (l->fd < 0) {
+      if (!l->queued_ids.empty()) n += fail_link_locked(*l, done, "not connected");
+      continue;
+    }
+    if (l->queued_records > 0 || !l->out.empty()) {
+      if (flush_locked(*l) != PD3_OK) {
+        n += fail_link_locked(*l, done, "send failed");
+        continue;
+      }
+    }
+    if (!l->sent_ids.empty() || l->reader.buffered() > 0) n += receive_locked(*l, done);
+  }
+  return n;
+}
+
+int DirectPath::wait(uint32_t timeout_us) {
+  std::vector<pollfd> fds;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& l : links_) {
+      if (l->fd < 0 || (l->sent_ids.empty() && l->out.empty())) continue;
+      fds.push_back({l->fd, short(POLLIN | (l->out.empty() ? 0 : POLLOUT)), 0});
+    }
+  }
+  if (fds.empty()) return 0;
+  const timespec ts{time_t(timeout_us / 1000000), long(timeout_us % 1000000) * 1000};
+  return ::ppoll(fds.data(), fds.size(), &ts, nullptr) > 0 ? 1 : 0;
+}
+
+uint64_t DirectPath::outstanding() const {
+  std::lock_guard lock(mu_);
+  uint64_t n = 0;
+  for (auto& l : links_) n += l->sent_ids.size() + l->queued_ids.size();
+  return n;
+}
+
+}  // namespace pd3

@@ -1,0 +1,96 @@
+// direct_path.hpp — the host library's direct mode: requests go from the host straight to the
+// memory servers over the transport protocol, without the agent. Used when the agent is down (if
+// configured) and as the "host-issued" baseline of the transfer benchmark.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/net.hpp"
+#include "common/transport_codec.hpp"
+
+namespace pd3 {
+
+// How the direct path reaches the memory servers.
+struct DirectOptions {
+  std::vector<Endpoint> servers;
+  std::string token;
+  uint32_t timeout_ms = 1000;      // connect + hello deadline
+  uint32_t retry_ms = 100;         // after a failed connect, fail fast for this long before retrying
+  uint32_t flush_bytes = 64 << 10; // queued request bytes that trigger a send without waiting for poll
+};
+
+// Connections to every memory server, owned by one HostCore. Thread-safe: one mutex guards all of
+// it (the host's issuing threads append, whichever thread polls sends and receives).
+class DirectPath {
+ public:
+  explicit DirectPath(DirectOptions options);
+  ~DirectPath();
+
+  // Queues one request (`hdr` as a ring record would carry it) for the server that owns it:
+  // READ/WRITE by region id, DEALLOCATE by the region in hdr.offset, ALLOCATE on the connected
+  // server with the most free bytes. Returns PD3_OK, PD3_E_UNAVAILABLE (no such server reachable),
+  // PD3_E_BAD_REGION (no server has that id) or PD3_E_BAD_OP.
+  int submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len);
+
+  // Called once per completed request with its id and response (pointers valid during the call).
+  using Done = std::function<void(uint16_t id, const TransportResponse& response)>;
+
+  // Sends what is queued (as much as the sockets take) and completes what has arrived, calling
+  // `done` per response in each server's order. A connection that fails completes its outstanding
+  // requests with PD3_E_UNAVAILABLE. Returns the number completed. Never blocks.
+  int pump(const Done& done);
+
+  // Waits until a connection has bytes to read (or room for queued bytes) or `timeout_us` passes.
+  // Returns 1 if something may be ready, 0 on timeout or when nothing is outstanding.
+  int wait(uint32_t timeout_us);
+
+  // Requests submitted and not yet completed.
+  uint64_t outstanding() const;
+
+ private:
+  struct Link;
+
+  int ensure_connected_locked(Link& l);
+  Link* link_for_region_locked(uint16_t region, int* err);
+  Link* link_for_allocation_locked(int* err);
+  // Closes `l` and completes everything queued or sent on it with PD3_E_UNAVAILABLE.
+  int fail_link_locked(Link& l, const Done& done, const char* why);
+  // Frames the queued records and writes what the socket takes. PD3_OK or PD3_E_UNAVAILABLE.
+  int flush_locked(Link& l);
+  // Reads and completes every whole response frame `l` has. Returns the number completed.
+  int receive_locked(Link& l, const Done& done);
+
+  DirectOptions options_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Link>> links_;
+};
+
+// One memory server connection of the direct path.
+struct DirectPath::Link {
+  // A request on this link: enough to route its response and to fail it.
+  struct Pending {
+    uint16_t op_id;
+    uint16_t ctl;  // CONTROL sub-op, else 0
+  };
+
+  Endpoint endpoint;
+  int fd = -1;
+  int server_id = -1;
+  uint64_t free_bytes = 0;
+  uint64_t retry_after_ns = 0;
+  uint64_t next_seq = 1;
+  std::vector<uint8_t> queued;       // request records not yet framed
+  uint32_t queued_records = 0;
+  std::deque<Pending> queued_ids;    // their requests, in order
+  OutBuffer out;                     // framed bytes not yet written
+  std::deque<Pending> sent_ids;      // records sent and not yet answered, in order
+  FrameReader reader;
+};
+
+}  // namespace pd3
