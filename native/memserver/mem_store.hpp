@@ -46,8 +46,9 @@ struct MemStoreStats {
 class MemStore {
  public:
   // Opens the store; with a data_dir, maps back every region file and the index found there
-  // (restart without loss). Returns PD3_OK, PD3_E_INVAL (bad options), PD3_E_NOMEM or PD3_E_SYS
-  // (pd3_last_error says why).
+  // (restart without loss). Returns PD3_OK, PD3_E_INVAL (bad options, or the data_dir is in use by
+  // another server), PD3_E_CORRUPT (a foreign or damaged data_dir), PD3_E_NOSPACE (disk full),
+  // PD3_E_NOMEM or PD3_E_SYS (pd3_last_error says why).
   static int open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out);
   virtual ~MemStore() = default;
 

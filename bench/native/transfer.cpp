@@ -1,0 +1,203 @@
+// transfer.cpp — the host side of `npm run bench -- transfer` (paper Appendix A): 64-byte writes
+// and reads from this process to the memory server, either through the agent (offload: requests go
+// into the shared request ring) or issued by the host itself (direct: the host library's direct
+// mode over TCP). Measures throughput and this process's CPU time per op (getrusage), and in
+// offload mode the latency of single reads. Prints one JSON line. bench/transfer.ts drives it.
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pd3/host.h"
+
+namespace {
+
+// Command line of one run.
+struct Args {
+  std::string mode = "offload";  // offload | direct
+  std::string segment;           // offload: the segment to create
+  std::string servers;           // direct: host:port list
+  std::string token;
+  uint32_t threads = 1;
+  uint32_t window = 512;         // requests in flight per thread
+  uint32_t size = 64;
+  double seconds = 3;
+  uint32_t latency_reads = 0;    // offload: single reads timed one by one after the run
+  uint32_t region_bytes = 64u << 20;
+};
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+uint64_t cpu_ns() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto ns = [](const timeval& t) { return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_usec) * 1000ull; };
+  return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+
+[[noreturn]] void die(const char* what, int rc) {
+  std::fprintf(stderr, "transfer: %s: %s (%s)\n", what, pd3_status_name(rc), pd3_last_error());
+  std::exit(1);
+}
+
+// Waits for one completion of a request on `h` and returns its status (and region for allocate).
+int await_one(pd3_host* h, pd3_completion* c) {
+  const uint64_t deadline = now_ns() + 10'000'000'000ull;
+  while (now_ns() < deadline) {
+    if (pd3_host_poll(h, c, 1) == 1) return c->status;
+    pd3_host_wait(h, 1000);
+  }
+  return PD3_E_TIMEOUT;
+}
+
+uint16_t allocate_region(pd3_host* h, uint32_t bytes) {
+  pd3_completion c{};
+  int rc = pd3_host_allocate(h, bytes, 0);
+  if (rc < 0) die("allocate", rc);
+  if ((rc = await_one(h, &c)) != PD3_OK) die("allocate completion", rc);
+  return c.region;
+}
+
+// One host thread: keeps `window` 64-byte requests in flight (alternating writes and reads at
+// random offsets of its own region) until `stop`; counts completed ops.
+void drive(pd3_host* h, uint16_t region, const Args& a, const std::atomic<bool>& stop, uint64_t* ops_out,
+           uint64_t* errors_out) {
+  std::vector<uint8_t> src(a.size, 0x5A);
+  std::vector<uint8_t> dst(size_t(a.window) * a.size);
+  std::vector<uint32_t> free_slots(a.window);
+  for (uint32_t i = 0; i < a.window; ++i) free_slots[i] = i;
+  pd3_completion done[256];
+  uint64_t ops = 0, errors = 0, x = 0x9E3779B97F4A7C15ull ^ uint64_t(region);
+  uint32_t inflight = 0;
+  const uint32_t slots = a.region_bytes / a.size;
+  while (!stop.load(std::memory_order_relaxed) || inflight > 0) {  // relaxed: a flag polled in a loop
+    bool progress = false;
+    while (!stop.load(std::memory_order_relaxed) && !free_slots.empty()) {  // relaxed: as above
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const uint32_t off = uint32_t(x % slots) * a.size;
+      const uint32_t slot = free_slots.back();
+      const int rc = (x & 1) ? pd3_host_write(h, region, off, src.data(), a.size, slot)
+                             : pd3_host_read(h, region, off, a.size, dst.data() + size_t(slot) * a.size, slot);
+      if (rc == PD3_E_AGAIN) break;  // ring full: collect completions first
+      if (rc < 0) die("issue", rc);
+      free_slots.pop_back();
+      ++inflight;
+      progress = true;
+    }
+    const int n = pd3_host_poll(h, done, 256);
+    if (n < 0) die("poll", n);
+    for (int i = 0; i < n; ++i) {
+      free_slots.push_back(uint32_t(done[i].user_data));
+      errors += done[i].status != PD3_OK;
+    }
+    inflight -= uint32_t(n);
+    ops += uint64_t(n);
+    if (n > 0) progress = true;
+    // Nothing to do: block instead of spinning, so CPU time counts work, not waiting.
+    if (!progress) pd3_host_wait(h, 200);
+  }
+  *ops_out = ops;
+  *errors_out = errors;
+}
+
+void latency(pd3_host* h, uint16_t region, uint32_t reads, double* p50, double* p99) {
+  std::vector<double> us;
+  uint8_t buf[64];
+  pd3_completion c{};
+  for (uint32_t i = 0; i < reads; ++i) {
+    const uint64_t t0 = now_ns();
+    const int rc = pd3_host_read(h, region, (i * 64u) % (1u << 20), 64, buf, i);
+    if (rc < 0) die("latency read", rc);
+    while (pd3_host_poll(h, &c, 1) == 0) {
+    }  // spin: this measures the request's latency, not CPU
+    us.push_back(double(now_ns() - t0) / 1000.0);
+  }
+  std::sort(us.begin(), us.end());
+  *p50 = us[us.size() / 2];
+  *p99 = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--mode") a.mode = v;
+    else if (k == "--segment") a.segment = v;
+    else if (k == "--servers") a.servers = v;
+    else if (k == "--token") a.token = v;
+    else if (k == "--threads") a.threads = uint32_t(std::stoul(v));
+    else if (k == "--window") a.window = uint32_t(std::stoul(v));
+    else if (k == "--size") a.size = uint32_t(std::stoul(v));
+    else if (k == "--seconds") a.seconds = std::stod(v);
+    else if (k == "--latency-reads") a.latency_reads = uint32_t(std::stoul(v));
+    else {
+      std::fprintf(stderr, "transfer: unknown option %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  const bool direct = a.mode == "direct";
+  pd3_host_config cfg{};
+  const std::string name = a.segment.empty() ? "pd3-bench-transfer-" + std::to_string(getpid()) : a.segment;
+  cfg.name = name.c_str();
+  cfg.flags = PD3_HOST_REPLACE | (direct ? PD3_HOST_DIRECT_ONLY : 0);
+  cfg.direct_servers = a.servers.c_str();
+  cfg.direct_token = a.token.c_str();
+  cfg.sizes.request_ring_bytes = 4u << 20;
+  cfg.sizes.response_ring_bytes = 8u << 20;
+  pd3_host* owner = nullptr;
+  if (const int rc = pd3_host_create(&cfg, &owner)) die("create", rc);
+  if (!direct) {
+    std::printf("{\"segment\":\"%s\"}\n", name.c_str());  // the driver starts the agent now
+    std::fflush(stdout);
+    const uint64_t deadline = now_ns() + 20'000'000'000ull;
+    while (!pd3_host_agent_alive(owner) && now_ns() < deadline) usleep(1000);
+    if (!pd3_host_agent_alive(owner)) die("agent never attached", PD3_E_AGENT_DOWN);
+  }
+  std::vector<pd3_host*> handles(a.threads);
+  std::vector<uint16_t> regions(a.threads);
+  for (uint32_t t = 0; t < a.threads; ++t) {
+    if (const int rc = pd3_host_attach(name.c_str(), &handles[t])) die("attach", rc);
+    regions[t] = allocate_region(handles[t], a.region_bytes);
+  }
+  std::atomic<bool> stop{false};
+  std::vector<uint64_t> ops(a.threads), errors(a.threads);
+  std::vector<std::thread> threads;
+  const uint64_t cpu0 = cpu_ns(), t0 = now_ns();
+  for (uint32_t t = 0; t < a.threads; ++t)
+    threads.emplace_back(drive, handles[t], regions[t], std::cref(a), std::cref(stop), &ops[t], &errors[t]);
+  usleep(useconds_t(a.seconds * 1e6));
+  stop.store(true, std::memory_order_relaxed);  // relaxed: the threads only poll it
+  for (auto& th : threads) th.join();
+  const uint64_t wall = now_ns() - t0, cpu = cpu_ns() - cpu0;
+  uint64_t total = 0, errs = 0;
+  for (uint32_t t = 0; t < a.threads; ++t) total += ops[t], errs += errors[t];
+  double p50 = 0, p99 = 0;
+  if (a.latency_reads > 0) latency(handles[0], regions[0], a.latency_reads, &p50, &p99);
+  std::printf("{\"mode\":\"%s\",\"threads\":%u,\"window\":%u,\"ops\":%llu,\"errors\":%llu,\"seconds\":%.3f,"
+              "\"mops\":%.4f,\"host_cpu_ns_per_op\":%.1f,\"host_cpu_cores\":%.3f,\"p50_us\":%.2f,\"p99_us\":%.2f}\n",
+              a.mode.c_str(), a.threads, a.window, (unsigned long long)total, (unsigned long long)errs,
+              double(wall) / 1e9, double(total) / (double(wall) / 1e3), total ? double(cpu) / double(total) : 0.0,
+              double(cpu) / double(wall), p50, p99);
+  for (pd3_host* h : handles) pd3_host_close(h);
+  pd3_host_close(owner);
+  return errs == 0 ? 0 : 1;
+}

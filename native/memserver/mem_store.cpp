@@ -1,0 +1,252 @@
+// mem_store.cpp — MemStore::open and the store itself: executes READ / WRITE / PREFETCH / CONTROL
+// records against the region table and the key→address index (ARCHITECTURE.md §9).
+#include "memserver/mem_store.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "common/error.hpp"
+#include "memserver/capacity.hpp"
+#include "memserver/data_dir.hpp"
+#include "memserver/key_hash.hpp"
+#include "memserver/key_index.hpp"
+#include "memserver/region_table.hpp"
+#include "pd3/record.h"
+#include "pd3/status.h"
+
+namespace pd3 {
+
+namespace {
+
+// The MemStore: regions, index and counters, owned by the server's event-loop thread.
+class Store final : public MemStore {
+ public:
+  Store(const MemStoreOptions& options, uint64_t capacity, std::unique_ptr<DataDir> dir)
+      : options_(options), dir_(std::move(dir)), regions_(options.server_id, capacity, dir_.get()) {}
+
+  int open_parts();
+
+  void execute(const TransportRequest& req, FrameBuilder* out) override;
+  int sync() override;
+  MemStoreStats stats() const override;
+  uint16_t server_id() const override { return options_.server_id; }
+  uint64_t capacity() const override { return regions_.capacity(); }
+  uint64_t free_bytes() const override {
+    // Region files found at open may exceed a capacity that was lowered since.
+    return regions_.capacity() > regions_.allocated_bytes() ? regions_.capacity() - regions_.allocated_bytes() : 0;
+  }
+
+ private:
+  void read(const TransportRequest& req, FrameBuilder* out);
+  void write(const TransportRequest& req, FrameBuilder* out);
+  void prefetch(const TransportRequest& req, FrameBuilder* out);
+  void control(const TransportRequest& req, FrameBuilder* out);
+  void stats_text(const TransportRequest& req, FrameBuilder* out);
+  // The region [offset, offset + size) of a READ / WRITE lies in, or nullptr after answering with
+  // the error.
+  Region* checked_range(const TransportRequest& req, FrameBuilder* out);
+  void index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
+  void error(const TransportRequest& req, int status, FrameBuilder* out);
+  void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
+
+  MemStoreOptions options_;
+  std::unique_ptr<DataDir> dir_;  // before regions_ and index_, which use it
+  RegionTable regions_;
+  std::unique_ptr<KeyIndex> index_;
+  MemStoreStats stats_;
+};
+
+int Store::open_parts() {
+  // The index file first decides whether a data_dir is ours, but it must not be created next to
+  // region files that lost theirs (a later open would then accept the directory).
+  const bool had_index = dir_ != nullptr && dir_->exists(KeyIndex::kFileName);
+  if (int rc = regions_.load(); rc != PD3_OK) return rc;
+  if (dir_ != nullptr && !had_index && regions_.count() > 0)
+    return fail(PD3_E_CORRUPT, "data_dir %s holds %llu region files but no %s: refusing to guess whose they are",
+                dir_->path().c_str(), (unsigned long long)regions_.count(), KeyIndex::kFileName);
+  KeyIndexOptions index_options;
+  index_options.initial_keys = options_.index_initial_keys;
+  index_options.dir = dir_.get();
+  index_options.server_id = options_.server_id;
+  index_options.keep = [this](uint64_t address) { return regions_.find(address_region(address)) != nullptr; };
+  return KeyIndex::open(index_options, &index_);
+}
+
+void Store::error(const TransportRequest& req, int status, FrameBuilder* out) {
+  ++stats_.errors;
+  out->response(req.op_id, status, 0, nullptr, 0);
+}
+
+void Store::execute(const TransportRequest& req, FrameBuilder* out) {
+  switch (req.op()) {
+    case PD3_OP_READ: return read(req, out);
+    case PD3_OP_WRITE: return write(req, out);
+    case PD3_OP_PREFETCH: return prefetch(req, out);
+    default: return control(req, out);  // op is 2 bits: PD3_OP_CONTROL
+  }
+}
+
+Region* Store::checked_range(const TransportRequest& req, FrameBuilder* out) {
+  Region* region = regions_.find(req.region);
+  if (region == nullptr) {
+    error(req, PD3_E_BAD_REGION, out);
+    return nullptr;
+  }
+  if (req.size == 0) {
+    error(req, PD3_E_INVAL, out);
+    return nullptr;
+  }
+  if (uint64_t(req.offset) + req.size > region->capacity) {
+    error(req, PD3_E_RANGE, out);
+    return nullptr;
+  }
+  return region;
+}
+
+void Store::read(const TransportRequest& req, FrameBuilder* out) {
+  ++stats_.reads;
+  const Region* region = checked_range(req, out);
+  if (region == nullptr) return;
+  out->response(req.op_id, PD3_OK, req.size, region->bytes() + req.offset, req.size);
+  stats_.read_bytes += req.size;
+}
+
+void Store::write(const TransportRequest& req, FrameBuilder* out) {
+  ++stats_.writes;
+  Region* region = checked_range(req, out);
+  if (region == nullptr) return;
+  if (req.data_len != req.size || req.data == nullptr) return error(req, PD3_E_INVAL, out);  // not from decode_request
+  std::memcpy(region->bytes() + req.offset, req.data, req.size);
+  regions_.mark_written(region, req.offset, uint64_t(req.offset) + req.size);
+  index_records(region->id, req.offset, req.data, req.size);
+  stats_.write_bytes += req.size;
+  out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
+}
+
+void Store::index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
+  uint64_t pos = 0;
+  pd3_kv_entry e;
+  // Only records wholly inside the written bytes: pd3_kv_next never reads past `len`.
+  while (pd3_kv_next(bytes, len, &pos, &e)) {
+    const uint64_t hash = key_hash64(bytes + e.key_off, e.key_len);
+    // A failed put (index growth out of memory or disk) leaves the key out of the index: its
+    // prefetches miss, and no older address of the key can answer for it.
+    index_->put(hash, pack_address(region, uint32_t(offset + e.record_off)));
+  }
+}
+
+void Store::prefetch_miss(const TransportRequest& req, FrameBuilder* out) {
+  ++stats_.errors;
+  ++stats_.prefetch_not_found;
+  out->prefetch_response(req.op_id, PD3_E_NOT_FOUND, req.data, uint16_t(req.data_len), 0, nullptr, 0);
+}
+
+void Store::prefetch(const TransportRequest& req, FrameBuilder* out) {
+  ++stats_.prefetches;
+  const uint8_t* key = req.data;
+  const uint32_t key_len = req.data_len;
+  if (key == nullptr || key_len == 0 || key_len > PD3_MAX_KEY_LEN) {
+    ++stats_.errors;
+    out->prefetch_response(req.op_id, PD3_E_INVAL, nullptr, 0, 0, nullptr, 0);
+    return;
+  }
+  const uint64_t hash = key_hash64(key, key_len);
+  uint64_t address = 0;
+  if (!index_->find(hash, &address)) return prefetch_miss(req, out);
+  // The index only says where the key was last written: the bytes there must still be a record of
+  // exactly this key (they may have been overwritten, or the region freed or reused since).
+  const Region* region = regions_.find(address_region(address));
+  uint64_t pos = address_offset(address);
+  pd3_kv_entry e;
+  if (region == nullptr || !pd3_kv_next(region->bytes(), region->capacity, &pos, &e) || e.key_len != key_len ||
+      std::memcmp(region->bytes() + e.key_off, key, key_len) != 0) {
+    index_->erase(hash);
+    return prefetch_miss(req, out);
+  }
+  if (e.value_len > req.size) {
+    ++stats_.errors;
+    out->prefetch_response(req.op_id, PD3_E_DEST_SMALL, key, uint16_t(key_len), e.value_len, nullptr, 0);
+    return;
+  }
+  out->prefetch_response(req.op_id, PD3_OK, key, uint16_t(key_len), e.value_len, region->bytes() + e.value_off, e.value_len);
+}
+
+void Store::control(const TransportRequest& req, FrameBuilder* out) {
+  ++stats_.controls;
+  switch (req.region) {
+    case PD3_CTL_ALLOCATE: {
+      Region* region = nullptr;
+      if (int rc = regions_.allocate(req.size, &region); rc != PD3_OK) return error(req, rc, out);
+      const pd3_alloc_reply reply{region->id, 0, region->capacity};
+      out->response(req.op_id, PD3_OK, sizeof reply, &reply, sizeof reply);
+      return;
+    }
+    case PD3_CTL_DEALLOCATE: {
+      if (req.offset > UINT16_MAX) return error(req, PD3_E_BAD_REGION, out);
+      if (int rc = regions_.deallocate(uint16_t(req.offset)); rc != PD3_OK) return error(req, rc, out);
+      out->response(req.op_id, PD3_OK, 0, nullptr, 0);
+      return;
+    }
+    case PD3_CTL_STATS: return stats_text(req, out);
+    default: return error(req, PD3_E_BAD_OP, out);
+  }
+}
+
+void Store::stats_text(const TransportRequest& req, FrameBuilder* out) {
+  const MemStoreStats s = stats();
+  char text[PD3_STATS_REPLY_MAX];
+  const int n = std::snprintf(
+      text, sizeof text,
+      "server_id=%u regions=%" PRIu64 " allocated_bytes=%" PRIu64 " capacity=%" PRIu64 " free_bytes=%" PRIu64
+      " index_keys=%" PRIu64 " index_bytes=%" PRIu64 " reads=%" PRIu64 " writes=%" PRIu64 " prefetches=%" PRIu64
+      " controls=%" PRIu64 " read_bytes=%" PRIu64 " write_bytes=%" PRIu64 " errors=%" PRIu64
+      " prefetch_not_found=%" PRIu64 " syncs=%" PRIu64,
+      unsigned(options_.server_id), s.regions, s.allocated_bytes, s.capacity, free_bytes(), s.index_keys, s.index_bytes,
+      s.reads, s.writes, s.prefetches, s.controls, s.read_bytes, s.write_bytes, s.errors, s.prefetch_not_found, s.syncs);
+  const uint32_t len = n < 0 ? 0 : uint32_t(n) < sizeof text ? uint32_t(n) : uint32_t(sizeof text - 1);
+  out->response(req.op_id, PD3_OK, len, text, len);
+}
+
+int Store::sync() {
+  // Both are no-ops unless the data directory is durable (SyncMode::kBatch).
+  if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
+  return index_->sync(&stats_.syncs);
+}
+
+MemStoreStats Store::stats() const {
+  MemStoreStats s = stats_;
+  s.regions = regions_.count();
+  s.allocated_bytes = regions_.allocated_bytes();
+  s.capacity = regions_.capacity();
+  s.index_keys = index_->keys();
+  s.index_bytes = index_->bytes();
+  return s;
+}
+
+}  // namespace
+
+int MemStore::open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out) {
+  clear_error();
+  if (options.server_id >= PD3_MAX_SERVERS)
+    return fail(PD3_E_INVAL, "server_id %u: at most %u servers", unsigned(options.server_id), PD3_MAX_SERVERS - 1);
+  if (options.sync != SyncMode::kNone && options.sync != SyncMode::kBatch) return fail(PD3_E_INVAL, "unknown sync mode");
+  uint64_t capacity = options.capacity;
+  if (capacity == 0) {
+    if (!(options.headroom >= 0.0 && options.headroom < 1.0))
+      return fail(PD3_E_INVAL, "headroom %g outside [0, 1)", options.headroom);
+    capacity = default_capacity(options.headroom);
+    if (capacity == 0) return fail(PD3_E_INVAL, "cannot read MemAvailable from /proc/meminfo: set a capacity");
+  }
+  std::unique_ptr<DataDir> dir;
+  if (!options.data_dir.empty()) {
+    if (int rc = DataDir::open(options.data_dir, options.sync == SyncMode::kBatch, &dir); rc != PD3_OK) return rc;
+  }
+  auto store = std::make_unique<Store>(options, capacity, std::move(dir));
+  if (int rc = store->open_parts(); rc != PD3_OK) return rc;
+  *out = std::move(store);
+  return PD3_OK;
+}
+
+}  // namespace pd3

@@ -1,0 +1,130 @@
+// region_table.cpp — see region_table.hpp.
+#include "memserver/region_table.hpp"
+
+#include <string>
+#include <utility>
+
+#include "common/error.hpp"
+#include "pd3/status.h"
+
+namespace pd3 {
+
+namespace {
+constexpr const char* kFilePrefix = "region-";
+constexpr const char* kFileSuffix = ".pd3";
+}  // namespace
+
+std::string RegionTable::file_name(uint32_t local) { return kFilePrefix + std::to_string(local) + kFileSuffix; }
+
+uint32_t RegionTable::parse_file_name(const std::string& name) {
+  const std::string prefix = kFilePrefix, suffix = kFileSuffix;
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return 0;
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.size() > 4) return 0;
+  uint32_t local = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    local = local * 10 + uint32_t(c - '0');
+  }
+  // Only the canonical spelling counts ("region-07.pd3" is not region 7's file).
+  if (local == 0 || local > PD3_REGION_LOCAL_MAX || file_name(local) != name) return 0;
+  return local;
+}
+
+int RegionTable::load() {
+  if (dir_ == nullptr) return PD3_OK;
+  std::vector<std::string> names;
+  if (int rc = dir_->list(&names); rc != PD3_OK) return rc;
+  for (const std::string& name : names) {
+    const uint32_t local = parse_file_name(name);
+    if (local == 0) continue;
+    auto region = std::make_unique<Region>();
+    uint64_t size = 0;
+    if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) return rc;
+    if (region->memory.data() == nullptr || size % kAlign != 0)
+      return fail(PD3_E_CORRUPT, "region file %s/%s has %llu bytes: a region has a multiple of %u bytes in [%u, %u]",
+                  dir_->path().c_str(), name.c_str(), (unsigned long long)size, kAlign, kAlign, kMaxCapacity);
+    region->id = pd3_region_id(server_id_, local);
+    region->capacity = uint32_t(size);
+    add(std::move(region));
+  }
+  return PD3_OK;
+}
+
+Region* RegionTable::find(uint16_t id) const {
+  if (pd3_region_server(id) != server_id_) return nullptr;
+  return regions_[pd3_region_local(id)].get();  // local 0 is never filled
+}
+
+void RegionTable::add(std::unique_ptr<Region> region) {
+  ++count_;
+  allocated_ += region->capacity;
+  regions_[pd3_region_local(region->id)] = std::move(region);
+}
+
+int RegionTable::allocate(uint32_t bytes, Region** out) {
+  if (bytes == 0) return fail(PD3_E_INVAL, "allocation of 0 bytes");
+  const uint64_t capacity = (uint64_t(bytes) + kAlign - 1) / kAlign * kAlign;
+  if (capacity > kMaxCapacity) return fail(PD3_E_INVAL, "allocation of %u bytes: a region holds at most %u", bytes, kMaxCapacity);
+  if (allocated_ + capacity > capacity_)
+    return fail(PD3_E_NOSPACE, "allocation of %llu bytes: %llu of %llu bytes already allocated",
+                (unsigned long long)capacity, (unsigned long long)allocated_, (unsigned long long)capacity_);
+  uint32_t local = 1;
+  while (local <= PD3_REGION_LOCAL_MAX && regions_[local] != nullptr) ++local;
+  if (local > PD3_REGION_LOCAL_MAX) return fail(PD3_E_NOSPACE, "all %u region ids are in use", PD3_REGION_LOCAL_MAX);
+  auto region = std::make_unique<Region>();
+  region->id = pd3_region_id(server_id_, local);
+  region->capacity = uint32_t(capacity);
+  const int rc = dir_ != nullptr
+                     ? dir_->create(file_name(local), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
+                     : Mapping::anonymous(capacity, &region->memory);
+  if (rc != PD3_OK) return rc;
+  *out = region.get();
+  add(std::move(region));
+  return PD3_OK;
+}
+
+int RegionTable::deallocate(uint16_t id) {
+  Region* region = find(id);
+  if (region == nullptr) return fail(PD3_E_BAD_REGION, "deallocate of unknown region %#x", unsigned(id));
+  const uint32_t local = pd3_region_local(id);
+  if (dir_ != nullptr) {
+    if (int rc = dir_->remove(file_name(local)); rc != PD3_OK) return rc;
+  }
+  --count_;
+  allocated_ -= region->capacity;
+  regions_[local].reset();
+  return PD3_OK;
+}
+
+void RegionTable::mark_written(Region* region, uint64_t lo, uint64_t hi) {
+  if (!durable()) return;
+  if (region->dirty_lo >= region->dirty_hi) {
+    dirty_.push_back(pd3_region_local(region->id));
+    region->dirty_lo = lo;
+    region->dirty_hi = hi;
+    return;
+  }
+  if (lo < region->dirty_lo) region->dirty_lo = lo;
+  if (hi > region->dirty_hi) region->dirty_hi = hi;
+}
+
+int RegionTable::sync(uint64_t* flushes) {
+  size_t done = 0;
+  int rc = PD3_OK;
+  for (; done < dirty_.size(); ++done) {
+    Region* region = regions_[dirty_[done]].get();
+    if (region == nullptr || region->dirty_lo >= region->dirty_hi) continue;  // freed, or already synced
+    rc = region->memory.flush(region->dirty_lo, region->dirty_hi);
+    if (rc != PD3_OK) break;
+    ++*flushes;
+    region->dirty_lo = UINT64_MAX;
+    region->dirty_hi = 0;
+  }
+  dirty_.erase(dirty_.begin(), dirty_.begin() + ptrdiff_t(done));
+  return rc;
+}
+
+}  // namespace pd3

@@ -1,0 +1,78 @@
+// region_table.hpp — the regions of one memory server: global ids (pd3/transport.h: server bits |
+// local 1..PD3_REGION_LOCAL_MAX), capacity accounting, each region's memory (anonymous, or a file
+// "region-<local>.pd3" in the data directory) and the bytes written since the last sync.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memserver/data_dir.hpp"
+#include "memserver/mapping.hpp"
+#include "pd3/transport.h"
+
+namespace pd3 {
+
+// One allocated region.
+struct Region {
+  uint16_t id = 0;        // global region id
+  uint32_t capacity = 0;  // bytes, a multiple of RegionTable::kAlign
+  Mapping memory;         // exactly `capacity` bytes are used
+  uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
+  uint64_t dirty_hi = 0;
+  uint8_t* bytes() const { return memory.data(); }
+};
+
+// All regions of a server. Single-threaded.
+class RegionTable {
+ public:
+  static constexpr uint32_t kAlign = 4096;             // region capacities are multiples of this
+  static constexpr uint32_t kMaxCapacity = 0xFFFFF000u;  // largest multiple of kAlign offsets (u32) reach
+
+  // `dir`: nullptr for anonymous regions; else regions are files in it (not owned, must outlive this).
+  RegionTable(uint16_t server_id, uint64_t capacity, DataDir* dir) : server_id_(server_id), capacity_(capacity), dir_(dir) {}
+
+  // Maps back every region file of the data directory. Returns PD3_OK, PD3_E_CORRUPT (a region
+  // file whose size cannot be a region's) or PD3_E_SYS.
+  int load();
+
+  // The region with this global id, or nullptr (another server's id, local 0, not allocated).
+  Region* find(uint16_t id) const;
+
+  // Allocates a region of `bytes` rounded up to kAlign, with the lowest free local id. Returns
+  // PD3_OK, PD3_E_INVAL (0 bytes, or more than kMaxCapacity after rounding), PD3_E_NOSPACE (over
+  // the server's capacity, no free id, or a full disk), PD3_E_NOMEM or PD3_E_SYS.
+  int allocate(uint32_t bytes, Region** out);
+  // Releases a region, its memory and its file. Returns PD3_OK, PD3_E_BAD_REGION or PD3_E_SYS.
+  int deallocate(uint16_t id);
+
+  // Records that [lo, hi) of `region` was written (kept only when the data directory is durable).
+  void mark_written(Region* region, uint64_t lo, uint64_t hi);
+  // msyncs the written range of every region written since the last call; adds the msync calls
+  // made to *flushes. Returns PD3_OK or PD3_E_SYS (unsynced ranges stay pending for a retry).
+  int sync(uint64_t* flushes);
+
+  uint64_t count() const { return count_; }
+  uint64_t allocated_bytes() const { return allocated_; }
+  uint64_t capacity() const { return capacity_; }
+
+  // "region-<local>.pd3"; parse_file_name gives the local id of such a name, or 0.
+  static std::string file_name(uint32_t local);
+  static uint32_t parse_file_name(const std::string& name);
+
+ private:
+  bool durable() const { return dir_ != nullptr && dir_->durable(); }
+  void add(std::unique_ptr<Region> region);
+
+  uint16_t server_id_;
+  uint64_t capacity_;
+  DataDir* dir_;
+  std::array<std::unique_ptr<Region>, PD3_REGION_LOCAL_MAX + 1> regions_;  // by local id; [0] unused
+  std::vector<uint16_t> dirty_;  // local ids written since the last sync (may repeat or be gone)
+  uint64_t count_ = 0;
+  uint64_t allocated_ = 0;
+};
+
+}  // namespace pd3
