@@ -1,6 +1,5 @@
-// index.ts — pd3/memserver: the memory server's TS API. The server itself (regions, index,
-// transport, pd3-memserver CLI) arrives with the remote-memory issue; what exists now is the
-// request vocabulary it will execute, taken from the C headers.
+// index.ts — pd3/memserver: the memory server's TS API: MemServer runs one in-process (the
+// pd3-memserver CLI is memserver/cli.ts), with the request vocabulary it executes (from the C headers).
 import { constants } from '../host/native.js';
 
 /** Operations of host requests (pd3_request.op_id >> 14). */
@@ -17,3 +16,11 @@ export const ControlOp = {
   DEALLOCATE: constants.CTL_DEALLOCATE,
   STATS: constants.CTL_STATS,
 } as const;
+
+export { MemServer } from './server.js';
+export { memServerOptions, parseMemServerCommand } from '../cli/memserver-config.js';
+export type { MemServerOptions, MemServerSettings } from '../cli/memserver-config.js';
+export type { Endpoint } from '../cli/endpoint.js';
+export { Logger } from '../cli/logger.js';
+export type { LogLevel, LogFields } from '../cli/logger.js';
+export { UsageError } from '../cli/usage-error.js';

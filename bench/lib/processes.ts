@@ -1,0 +1,123 @@
+// processes.ts — starts real pd3-memserver and pd3-agent processes for benchmarks and integration
+// tests, waits for their "ready" log line, and stops them (always: SIGKILL after a grace period).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Compiled CLI entry points. */
+export const MEMSERVER_CLI = join(dist, 'memserver', 'cli.js');
+export const AGENT_CLI = join(dist, 'dpu', 'cli.js');
+
+/** A started daemon. */
+export interface Daemon {
+  readonly child: ChildProcess;
+  /** Fields of its "ready" log line. */
+  readonly ready: Record<string, unknown>;
+  /** Every log line so far (JSON text), for assertions and post-mortems. */
+  readonly logs: string[];
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code (null if killed by signal). */
+  stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL at once (a crash), resolves when it is gone. */
+  kill(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+/** Spawns `node script ...args` with the auth token in PD3_TOKEN (never on a command line, where
+ *  `ps` shows it) and waits up to `timeoutMs` for its "ready" line on stderr. */
+export function startDaemon(script: string, args: string[], token: string, timeoutMs = 15000): Promise<Daemon> {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, PD3_TOKEN: token },
+  });
+  live.add(child);
+  const logs: string[] = [];
+  let exited: Promise<number | null>;
+  {
+    let resolveExit!: (code: number | null) => void;
+    exited = new Promise((r) => (resolveExit = r));
+    child.on('exit', (code) => {
+      live.delete(child);
+      resolveExit(code);
+    });
+  }
+  const stop = async (graceMs = 5000): Promise<number | null> => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  const kill = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${script} ${args.join(' ')}: ${why}\n${logs.slice(-20).join('\n')}`));
+    };
+    const timer = setTimeout(() => fail(`no "ready" line within ${timeoutMs} ms`), timeoutMs);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        logs.push(line);
+        if (settled) continue;
+        let parsed: Record<string, unknown> | null = null;
+        try {
+          parsed = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue; // not a log line
+        }
+        if (parsed.event === 'ready') {
+          settled = true;
+          clearTimeout(timer);
+          resolve({ child, ready: parsed, logs, stop, kill });
+        }
+      }
+    });
+    child.on('exit', (code, signal) => fail(`exited (${code ?? signal}) before it was ready`));
+  });
+}
+
+/** Options of a test or benchmark memory server. */
+export interface MemserverSpec {
+  token: string;
+  serverId?: number;
+  /** Port to listen on (0 = any free port; the chosen one is in `port`). */
+  port?: number;
+  capacity?: string;
+  dataDir?: string;
+  extra?: string[];
+}
+
+/** Starts pd3-memserver on loopback; resolves with the daemon and its port. */
+export async function startMemserver(spec: MemserverSpec): Promise<Daemon & { port: number }> {
+  const args = ['--listen', `127.0.0.1:${spec.port ?? 0}`, '--server-id', String(spec.serverId ?? 0),
+    '--capacity', spec.capacity ?? '1G', '--metrics', 'off', '--log-level', 'info'];
+  if (spec.dataDir) args.push('--data-dir', spec.dataDir);
+  args.push(...(spec.extra ?? []));
+  const d = await startDaemon(MEMSERVER_CLI, args, spec.token);
+  return Object.assign(d, { port: Number(d.ready.port) });
+}
+
+/** Starts pd3-agent for `segment`; resolves once it is serving. */
+export function startAgent(segment: string, servers: number[], token: string, extra: string[] = []): Promise<Daemon> {
+  const args = ['--segment', segment, '--servers', servers.map((p) => `127.0.0.1:${p}`).join(','),
+    '--metrics', 'off', '--log-level', 'info', ...extra];
+  return startDaemon(AGENT_CLI, args, token);
+}

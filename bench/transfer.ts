@@ -1,0 +1,105 @@
+// transfer.ts — `npm run bench -- transfer`: the paper's Appendix A side by side. 64-byte writes
+// and reads from a host process to a real pd3-memserver, (a) offloaded: through the shared
+// request ring to a real pd3-agent, which batches them to the server; (b) host-issued: the host
+// library's direct mode, the host paying for the transport itself. Same total cores: the offloaded
+// run has 1 host thread + the agent's engine thread, the direct run 2 host threads. The host side
+// is bench/native/transfer.cpp (linked against libpd3host). Last line: one JSON object.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startAgent, startMemserver, type Daemon } from './lib/processes.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(root, 'build', 'pd3_bench_transfer');
+const quick = process.argv.includes('--quick');
+const SECONDS = quick ? 3 : 6;
+const REPS = quick ? 1 : 3;
+const WINDOW = 512;
+const LATENCY_READS = quick ? 2000 : 10000;
+
+/** What one run of the host program reports. */
+interface Run {
+  mode: string;
+  threads: number;
+  ops: number;
+  errors: number;
+  mops: number;
+  host_cpu_ns_per_op: number;
+  host_cpu_cores: number;
+  p50_us: number;
+  p99_us: number;
+}
+
+// Runs the host program; `onSegment` is called with the segment name (offload: start the agent).
+function runHost(args: string[], onSegment?: (segment: string) => Promise<Daemon>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let agent: Promise<Daemon> | null = null;
+    let last = '';
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      last = line;
+      const m = JSON.parse(line) as { segment?: string };
+      if (m.segment !== undefined && onSegment) agent = onSegment(m.segment);
+    });
+    child.on('exit', (code) => {
+      const done = async (): Promise<void> => {
+        if (agent) await (await agent).stop();
+        if (code !== 0) throw new Error(`${BIN} ${args.join(' ')} exited with ${code}`);
+        resolve(JSON.parse(last) as Run);
+      };
+      done().catch(reject);
+    });
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const token = randomBytes(16).toString('hex');
+const server = await startMemserver({ token, capacity: '4G' });
+try {
+  const common = ['--window', String(WINDOW), '--seconds', String(SECONDS), '--token', token];
+  const offload: Run[] = [];
+  const direct: Run[] = [];
+  const direct1: Run[] = [];
+  for (let rep = 0; rep < REPS; ++rep) {
+    // Interleaved, so drift in the machine's speed hits every configuration alike.
+    offload.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--latency-reads', String(LATENCY_READS)],
+      (segment) => startAgent(segment, [server.port], token)));
+    direct.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--servers', `127.0.0.1:${server.port}`]));
+    direct1.push(await runHost([...common, '--mode', 'direct', '--threads', '1', '--servers', `127.0.0.1:${server.port}`]));
+  }
+  const row = (name: string, runs: Run[]): { mops: number; cpu: number; cores: number } => {
+    const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
+      cores: median(runs.map((x) => x.host_cpu_cores)) };
+    console.log(`${name.padEnd(34)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
+      `${r.cores.toFixed(2)} host cores  (runs: ${runs.map((x) => x.mops.toFixed(3)).join(', ')})`);
+    return r;
+  };
+  console.log(`transfer: 64 B writes+reads, window ${WINDOW}/thread, ${SECONDS} s x ${REPS} runs (median)`);
+  const o = row('offload (1 host thread + agent)', offload);
+  const d = row('direct  (2 host threads)', direct);
+  row('direct  (1 host thread, extra row)', direct1);
+  const p50 = median(offload.map((x) => x.p50_us));
+  const p99 = median(offload.map((x) => x.p99_us));
+  console.log(`single read through the agent: p50 ${p50.toFixed(1)} us, p99 ${p99.toFixed(1)} us (${LATENCY_READS} reads)`);
+  console.log(`ratios: offload/direct throughput ${(o.mops / d.mops).toFixed(2)} (target >= 1), ` +
+    `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.2)`);
+  console.log(JSON.stringify({
+    offload_mops: +o.mops.toFixed(4),
+    direct_mops: +d.mops.toFixed(4),
+    offload_host_cpu_ns_per_op: +o.cpu.toFixed(1),
+    direct_host_cpu_ns_per_op: +d.cpu.toFixed(1),
+    p50_us: +p50.toFixed(2),
+    p99_us: +p99.toFixed(2),
+    direct_1t_mops: +median(direct1.map((x) => x.mops)).toFixed(4),
+    cpu_ratio: +(o.cpu / d.cpu).toFixed(4),
+    throughput_ratio: +(o.mops / d.mops).toFixed(4),
+  }));
+} finally {
+  await server.stop();
+}

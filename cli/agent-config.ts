@@ -1,0 +1,211 @@
+// agent-config.ts — pd3-agent's settings (flags and config keys), their checks and defaults, and
+// the AgentOptions they build.
+import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from './config.js';
+import type { Endpoint } from './endpoint.js';
+import { renderHelp } from './help.js';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { choice, endpointList, endpointOrOff, integer, onOff, path, size, text } from './settings.js';
+import { resolveToken, TOKEN_MAX_BYTES } from './token.js';
+import { UsageError } from './usage-error.js';
+
+/** Every setting of pd3-agent, by config key. */
+export const AGENT_SETTINGS = {
+  segment: text(255, {
+    flag: 'segment',
+    arg: 'NAME',
+    help: 'the host segment to serve: the name the host library created (/dev/shm/NAME)',
+  }),
+  servers: endpointList(
+    { anyPort: false, ipv4Only: false },
+    {
+      flag: 'servers',
+      help: 'the memory servers (pd3-memserver --listen addresses), each with a distinct --server-id',
+    },
+  ),
+  token: text(TOKEN_MAX_BYTES, {
+    flag: 'token',
+    help:
+      'auth token presented to every memory server ' +
+      '(visible to other users in ps: prefer --token-file or PD3_TOKEN)',
+  }),
+  tokenFile: path({
+    flag: 'token-file',
+    arg: 'FILE',
+    help: 'read the auth token from FILE (a trailing line break is ignored)',
+  }),
+  maxBatchRecords: integer(1, 1 << 20, {
+    flag: 'max-batch-records',
+    help: 'request records per frame at most',
+    fallback: '4096',
+  }),
+  maxBatchBytes: size(4096, 2 ** 30, {
+    flag: 'max-batch-bytes',
+    help: "request frame bytes at most (keep it within the servers' --max-frame)",
+    fallback: '1M',
+  }),
+  batchDelayUs: integer(0, 1_000_000, {
+    flag: 'batch-delay-us',
+    help: 'hold a small batch this long for more requests to join it; 0 sends at once',
+    fallback: '0',
+  }),
+  maxOutstanding: integer(1, 1024, {
+    flag: 'max-outstanding',
+    help: 'request frames in flight per server',
+    fallback: '8',
+  }),
+  responseBuffer: size(65536, 2 ** 36, {
+    flag: 'response-buffer',
+    help: 'size of the buffer responses from all servers land in',
+    fallback: '16M',
+  }),
+  requestTimeoutMs: integer(1, 3_600_000, {
+    flag: 'request-timeout-ms',
+    help: 'a server that answers nothing for this long is dropped and its requests fail as unavailable',
+    fallback: '2000',
+  }),
+  connectTimeoutMs: integer(1, 600_000, {
+    flag: 'connect-timeout-ms',
+    help: 'time allowed to connect and say hello',
+    fallback: '500',
+  }),
+  reconnectMs: integer(1, 3_600_000, {
+    flag: 'reconnect-ms',
+    help: 'delay between attempts to reach a lost server',
+    fallback: '200',
+  }),
+  idleSpinUs: integer(0, 1_000_000, {
+    flag: 'idle-spin-us',
+    help: 'busy-poll this long after the last work before sleeping',
+    fallback: '50',
+  }),
+  idleSleepUs: integer(0, 1_000_000, {
+    flag: 'idle-sleep-us',
+    help: 'then sleep at most this long between checks of the request ring',
+    fallback: '20',
+  }),
+  hostView: onOff({ flag: 'host-view', help: 'keep a Host View of the keys the host caches', fallback: 'on' }),
+  hostViewCapacity: integer(1, 2 ** 32, {
+    flag: 'host-view-capacity',
+    help: 'keys the Host View holds',
+    fallback: '1048576',
+  }),
+  hostViewShards: integer(1, 64, { flag: 'host-view-shards', help: 'Host View shard threads', fallback: '1' }),
+  metrics: endpointOrOff(
+    { anyPort: true, ipv4Only: false },
+    {
+      flag: 'metrics',
+      help: 'serve GET /metrics (Prometheus) and GET /healthz here; port 0 picks a free one; off disables',
+      fallback: '127.0.0.1:0',
+    },
+  ),
+  logLevel: choice(LOG_LEVELS, {
+    flag: 'log-level',
+    help: 'lowest level of log lines written to stderr',
+    fallback: 'info',
+  }),
+};
+
+/** pd3-agent's settings shaped like its config file (servers as an array or a comma list). */
+export interface AgentSettings {
+  segment?: string;
+  servers?: string[] | string;
+  token?: string;
+  tokenFile?: string;
+  maxBatchRecords?: number;
+  maxBatchBytes?: number | string;
+  batchDelayUs?: number;
+  maxOutstanding?: number;
+  responseBuffer?: number | string;
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  reconnectMs?: number;
+  idleSpinUs?: number;
+  idleSleepUs?: number;
+  hostView?: boolean;
+  hostViewCapacity?: number;
+  hostViewShards?: number;
+  metrics?: string;
+  logLevel?: LogLevel;
+}
+
+/** Checked settings of an agent: what Agent.start runs. Tuning fields left absent take the
+ *  Transfer Engine's defaults (shown in --help). */
+export interface AgentOptions {
+  segment: string;
+  servers: Endpoint[];
+  token: string;
+  maxBatchRecords?: number;
+  maxBatchBytes?: number;
+  batchDelayUs?: number;
+  maxOutstanding?: number;
+  responseBuffer?: number;
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  reconnectMs?: number;
+  idleSpinUs?: number;
+  idleSleepUs?: number;
+  hostView: boolean;
+  hostViewCapacity?: number;
+  hostViewShards?: number;
+  /** null: no metrics endpoint. */
+  metrics: Endpoint | null;
+  logLevel: LogLevel;
+}
+
+function required<T>(value: T | undefined, flag: string, key: string, fileLabel: string): T {
+  if (value === undefined) {
+    const where = fileLabel === 'options' ? `option "${key}"` : `--${flag} (or "${key}" in the config file)`;
+    throw new UsageError(`${where} is required`);
+  }
+  return value;
+}
+
+function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv): AgentOptions {
+  const v = l.merged;
+  return withoutUndefined({
+    segment: required(v.segment, 'segment', 'segment', l.fileLabel),
+    servers: required(v.servers, 'servers', 'servers', l.fileLabel),
+    token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
+    maxBatchRecords: v.maxBatchRecords,
+    maxBatchBytes: v.maxBatchBytes,
+    batchDelayUs: v.batchDelayUs,
+    maxOutstanding: v.maxOutstanding,
+    responseBuffer: v.responseBuffer,
+    requestTimeoutMs: v.requestTimeoutMs,
+    connectTimeoutMs: v.connectTimeoutMs,
+    reconnectMs: v.reconnectMs,
+    idleSpinUs: v.idleSpinUs,
+    idleSleepUs: v.idleSleepUs,
+    hostView: v.hostView ?? true,
+    hostViewCapacity: v.hostViewCapacity,
+    hostViewShards: v.hostViewShards,
+    metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
+    logLevel: v.logLevel ?? 'info',
+  });
+}
+
+/** Parses pd3-agent's command line (and the config file it names). Throws UsageError. */
+export function parseAgentCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Command<AgentOptions> {
+  return parseCommand(AGENT_SETTINGS, argv, (l) => build(l, env));
+}
+
+/** Checks settings given in code exactly as a config file's, filling the same defaults. Throws
+ *  UsageError naming the bad key. */
+export function agentOptions(settings: AgentSettings, env: NodeJS.ProcessEnv = process.env): AgentOptions {
+  return optionsFromObject(AGENT_SETTINGS, settings, (l) => build(l, env));
+}
+
+/** pd3-agent --help. */
+export function agentHelp(): string {
+  return renderHelp(AGENT_SETTINGS, {
+    name: 'pd3-agent',
+    summary:
+      "Runs a PD3 agent's Transfer Engine: takes the host library's requests from a shared segment, sends them " +
+      'in batches to the memory servers and returns their responses, keeping Host View and the Loading Zone right.',
+    required: ['segment', 'servers'],
+    ready: 'the segment, the servers and the metrics address',
+  });
+}

@@ -1,0 +1,165 @@
+// memserver-config.ts — pd3-memserver's settings (flags and config keys), their checks and
+// defaults, and the MemServerOptions they build.
+import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from './config.js';
+import type { Endpoint } from './endpoint.js';
+import { renderHelp } from './help.js';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from './settings.js';
+import { resolveToken, TOKEN_MAX_BYTES } from './token.js';
+
+/** Every setting of pd3-memserver, by config key. */
+export const MEMSERVER_SETTINGS = {
+  listen: endpoint(
+    { anyPort: true, ipv4Only: true },
+    {
+      flag: 'listen',
+      help: 'IPv4 address and port to serve the transport on; port 0 picks a free one (the ready log line says which)',
+      fallback: '127.0.0.1:7400',
+    },
+  ),
+  serverId: integer(0, 15, {
+    flag: 'server-id',
+    help: "this server's id, the top 4 bits of every region id it hands out; unique among the servers of one agent",
+    fallback: '0',
+  }),
+  token: text(TOKEN_MAX_BYTES, {
+    flag: 'token',
+    help: 'auth token every client must present (visible to other users in ps: prefer --token-file or PD3_TOKEN)',
+  }),
+  tokenFile: path({
+    flag: 'token-file',
+    arg: 'FILE',
+    help: 'read the auth token from FILE (a trailing line break is ignored)',
+  }),
+  capacity: size(4096, 2 ** 50, {
+    flag: 'capacity',
+    help: 'bytes offered to regions in total, e.g. 512M or 4G',
+    fallback: 'available memory minus the headroom',
+  }),
+  headroom: fraction(0, 1, {
+    flag: 'headroom',
+    help: 'without --capacity: the fraction of available memory left to the machine',
+    fallback: '0.15',
+  }),
+  dataDir: path({
+    flag: 'data-dir',
+    arg: 'DIR',
+    help:
+      'keep each region in a file in DIR, with the key index, and load them back at start (restart without loss); ' +
+      'without it regions live in anonymous memory',
+  }),
+  sync: choice(['none', 'batch'], {
+    flag: 'sync',
+    help:
+      'with --data-dir: batch = msync the writes of each frame before answering it; ' +
+      'none = page cache only (survives a crash of the server, not of the machine)',
+    fallback: 'batch',
+  }),
+  maxFrame: size(4096, 2 ** 30, { flag: 'max-frame', help: 'largest transport frame accepted', fallback: '16M' }),
+  maxConnections: integer(1, 65536, {
+    flag: 'max-connections',
+    help: 'most client connections at once',
+    fallback: '64',
+  }),
+  indexInitialKeys: integer(1, 2 ** 32, {
+    flag: 'index-initial-keys',
+    help: 'initial capacity of the key→address index (it grows by doubling)',
+    fallback: '1048576',
+  }),
+  metrics: endpointOrOff(
+    { anyPort: true, ipv4Only: false },
+    {
+      flag: 'metrics',
+      help: 'serve GET /metrics (Prometheus) and GET /healthz here; port 0 picks a free one; off disables',
+      fallback: '127.0.0.1:0',
+    },
+  ),
+  logLevel: choice(LOG_LEVELS, {
+    flag: 'log-level',
+    help: 'lowest level of log lines written to stderr',
+    fallback: 'info',
+  }),
+};
+
+/** pd3-memserver's settings shaped like its config file (sizes as bytes or strings like "4G"). */
+export interface MemServerSettings {
+  listen?: string;
+  serverId?: number;
+  token?: string;
+  tokenFile?: string;
+  capacity?: number | string;
+  headroom?: number;
+  dataDir?: string;
+  sync?: 'none' | 'batch';
+  maxFrame?: number | string;
+  maxConnections?: number;
+  indexInitialKeys?: number;
+  metrics?: string;
+  logLevel?: LogLevel;
+}
+
+/** Checked settings of a memory server: what MemServer.start runs. */
+export interface MemServerOptions {
+  listen: Endpoint;
+  serverId: number;
+  token: string;
+  /** Absent: what the machine can spare minus the headroom. */
+  capacity?: number;
+  headroom: number;
+  /** Absent: regions in anonymous memory. */
+  dataDir?: string;
+  sync: 'none' | 'batch';
+  /** Absent: the native default, 16 MiB. */
+  maxFrame?: number;
+  /** Absent: the native default, 64. */
+  maxConnections?: number;
+  /** Absent: the native default, 2^20. */
+  indexInitialKeys?: number;
+  /** null: no metrics endpoint. */
+  metrics: Endpoint | null;
+  logLevel: LogLevel;
+}
+
+function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessEnv): MemServerOptions {
+  const v = l.merged;
+  return withoutUndefined({
+    listen: v.listen ?? { host: '127.0.0.1', port: 7400 },
+    serverId: v.serverId ?? 0,
+    token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
+    capacity: v.capacity,
+    headroom: v.headroom ?? 0.15,
+    dataDir: v.dataDir,
+    sync: v.sync ?? 'batch',
+    maxFrame: v.maxFrame,
+    maxConnections: v.maxConnections,
+    indexInitialKeys: v.indexInitialKeys,
+    metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
+    logLevel: v.logLevel ?? 'info',
+  });
+}
+
+/** Parses pd3-memserver's command line (and the config file it names). Throws UsageError. */
+export function parseMemServerCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Command<MemServerOptions> {
+  return parseCommand(MEMSERVER_SETTINGS, argv, (l) => build(l, env));
+}
+
+/** Checks settings given in code exactly as a config file's, filling the same defaults. Throws
+ *  UsageError naming the bad key. */
+export function memServerOptions(settings: MemServerSettings, env: NodeJS.ProcessEnv = process.env): MemServerOptions {
+  return optionsFromObject(MEMSERVER_SETTINGS, settings, (l) => build(l, env));
+}
+
+/** pd3-memserver --help. */
+export function memServerHelp(): string {
+  return renderHelp(MEMSERVER_SETTINGS, {
+    name: 'pd3-memserver',
+    summary:
+      'Runs a PD3 memory server: regions of remote memory, a key→address index and the batch executor, ' +
+      'served over TCP to PD3 agents (pd3-agent).',
+    required: [],
+    ready: 'the listening address and the metrics address',
+  });
+}

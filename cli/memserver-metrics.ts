@@ -1,0 +1,111 @@
+// memserver-metrics.ts — pd3-memserver's metrics: native MemServerHandle stats and its batch-size
+// histogram as Prometheus families.
+import { cumulativeBuckets, type MetricFamily } from './metrics.js';
+import { familiesFromStats, type StatMetric } from './stat-metrics.js';
+
+const PREFIX = 'pd3_memserver';
+const REQUESTS = 'Request records executed, by operation.';
+
+/** Native stat → metric, for every stat the memory server reports. */
+export const MEMSERVER_METRICS: readonly StatMetric[] = [
+  { stat: 'reads', name: `${PREFIX}_requests_total`, type: 'counter', help: REQUESTS, labels: { op: 'read' } },
+  { stat: 'writes', name: `${PREFIX}_requests_total`, type: 'counter', help: REQUESTS, labels: { op: 'write' } },
+  { stat: 'prefetches', name: `${PREFIX}_requests_total`, type: 'counter', help: REQUESTS, labels: { op: 'prefetch' } },
+  { stat: 'controls', name: `${PREFIX}_requests_total`, type: 'counter', help: REQUESTS, labels: { op: 'control' } },
+  { stat: 'bytes_in', name: `${PREFIX}_received_bytes_total`, type: 'counter', help: 'Bytes read from clients.' },
+  { stat: 'bytes_out', name: `${PREFIX}_sent_bytes_total`, type: 'counter', help: 'Bytes written to clients.' },
+  { stat: 'frames', name: `${PREFIX}_frames_total`, type: 'counter', help: 'Request frames executed.' },
+  { stat: 'records', name: `${PREFIX}_records_total`, type: 'counter', help: 'Request records executed.' },
+  { stat: 'read_bytes', name: `${PREFIX}_read_bytes_total`, type: 'counter', help: 'Bytes read from regions.' },
+  { stat: 'write_bytes', name: `${PREFIX}_write_bytes_total`, type: 'counter', help: 'Bytes written to regions.' },
+  {
+    stat: 'errors',
+    name: `${PREFIX}_errors_total`,
+    type: 'counter',
+    help: 'Request records answered with a non-ok status.',
+  },
+  {
+    stat: 'prefetch_not_found',
+    name: `${PREFIX}_prefetch_not_found_total`,
+    type: 'counter',
+    help: 'Prefetch requests for a key the index does not hold.',
+  },
+  {
+    stat: 'too_big_records',
+    name: `${PREFIX}_too_big_records_total`,
+    type: 'counter',
+    help: "Records answered PD3_E_TOO_BIG: their response would not fit the frame's response budget.",
+  },
+  {
+    stat: 'protocol_errors',
+    name: `${PREFIX}_protocol_errors_total`,
+    type: 'counter',
+    help: 'Connections closed for a malformed frame or hello.',
+  },
+  {
+    stat: 'auth_failures',
+    name: `${PREFIX}_auth_failures_total`,
+    type: 'counter',
+    help: 'Hellos refused for a wrong token.',
+  },
+  {
+    stat: 'hello_timeouts',
+    name: `${PREFIX}_hello_timeouts_total`,
+    type: 'counter',
+    help: 'Connections closed for not saying hello in time.',
+  },
+  {
+    stat: 'sync_failures',
+    name: `${PREFIX}_sync_failures_total`,
+    type: 'counter',
+    help: 'Frames whose writes could not be made durable (connection closed).',
+  },
+  { stat: 'syncs', name: `${PREFIX}_syncs_total`, type: 'counter', help: 'msync calls made for durability.' },
+  {
+    stat: 'connections_total',
+    name: `${PREFIX}_accepted_connections_total`,
+    type: 'counter',
+    help: 'Client connections admitted.',
+  },
+  {
+    stat: 'refused_connections',
+    name: `${PREFIX}_refused_connections_total`,
+    type: 'counter',
+    help: 'Client connections closed at once because --max-connections were open.',
+  },
+  {
+    stat: 'read_pauses',
+    name: `${PREFIX}_read_pauses_total`,
+    type: 'counter',
+    help: 'Times a connection had so many unsent responses that reading from it paused.',
+  },
+  { stat: 'connections', name: `${PREFIX}_connections`, type: 'gauge', help: 'Client connections open.' },
+  { stat: 'regions', name: `${PREFIX}_regions`, type: 'gauge', help: 'Regions allocated.' },
+  { stat: 'allocated_bytes', name: `${PREFIX}_allocated_bytes`, type: 'gauge', help: 'Bytes allocated to regions.' },
+  { stat: 'capacity', name: `${PREFIX}_capacity_bytes`, type: 'gauge', help: 'Bytes offered to regions in total.' },
+  { stat: 'free_bytes', name: `${PREFIX}_free_bytes`, type: 'gauge', help: 'Bytes not allocated to regions.' },
+  { stat: 'index_keys', name: `${PREFIX}_index_keys`, type: 'gauge', help: 'Keys in the key→address index.' },
+  { stat: 'index_bytes', name: `${PREFIX}_index_bytes`, type: 'gauge', help: 'Bytes of the key→address index.' },
+];
+
+/** Name of the batch-size histogram. */
+export const MEMSERVER_BATCH_HISTOGRAM = `${PREFIX}_batch_records`;
+
+/** Families of one scrape. `histogram` holds per-bucket counts of request frames by records per
+ *  frame, for ≤1, ≤2, ≤4, … (powers of two), then one count of larger frames. */
+export function memServerFamilies(
+  stats: Readonly<Record<string, number>>,
+  histogram: readonly number[],
+): MetricFamily[] {
+  const bounds = Array.from({ length: Math.max(0, histogram.length - 1) }, (_, i) => 2 ** i);
+  const { buckets, count } = cumulativeBuckets(bounds, histogram);
+  return [
+    ...familiesFromStats(MEMSERVER_METRICS, stats, PREFIX),
+    {
+      type: 'histogram',
+      name: MEMSERVER_BATCH_HISTOGRAM,
+      help: 'Request frames by records per frame.',
+      series: [{ buckets, count }],
+    },
+  ];
+}
