@@ -10,10 +10,12 @@ namespace pd3addon {
 // The constants object (constants.cpp).
 Napi::Object constants(Napi::Env env);
 
-// Registers the HostHandle and AgentHandle classes on `exports`.
+// Register the binding classes on `exports`.
 void init_host(Napi::Env env, Napi::Object exports);
 void init_agent(Napi::Env env, Napi::Object exports);
 void init_host_view(Napi::Env env, Napi::Object exports);
+void init_engine(Napi::Env env, Napi::Object exports);
+void init_memserver(Napi::Env env, Napi::Object exports);
 
 // Throws a JS Error with .code = status name and .status = the negative code, message from
 // pd3_last_error() when it has one.

@@ -132,7 +132,7 @@ int client_hello(int fd, std::string_view token, int timeout_ms, pd3_hello_reply
   FrameReader reader(4096);
   for (;;) {
     pd3_frame f;
-    const uint8_t* body;
+    const uint8_t* body = nullptr;
     const int got = reader.next(&f, &body);
     if (got < 0) return got;
     if (got == 1) {
@@ -146,6 +146,9 @@ int client_hello(int fd, std::string_view token, int timeout_ms, pd3_hello_reply
     if (reader.fill(fd) < 0) return fail(PD3_E_UNAVAILABLE, "connection closed during the hello");
   }
 }
+
+// Most bytes one fill() takes, so one busy connection cannot starve the others of an event loop.
+constexpr long kMaxFillBytes = 4l << 20;
 
 long FrameReader::fill(int fd) {
   long total = 0;
@@ -165,6 +168,7 @@ long FrameReader::fill(int fd) {
       end_ += size_t(n);
       total += n;
       if (size_t(n) < space) return total;  // a short read: the socket is drained for now
+      if (total >= kMaxFillBytes) return total;  // let other connections have their turn
       continue;
     }
     if (n == 0) return PD3_E_UNAVAILABLE;

@@ -1,0 +1,168 @@
+// memserver_binding.cpp — MemServerHandle: a memory server (MemStore + TcpServer) for TS (thin wrapper).
+#include <memory>
+#include <string>
+
+#include "addon.hpp"
+#include "memserver/mem_store.hpp"
+#include "memserver/tcp_server.hpp"
+
+namespace pd3addon {
+
+namespace {
+
+// Largest integer a JS number holds exactly (Number.MAX_SAFE_INTEGER).
+constexpr uint64_t kMaxSafeInteger = (1ull << 53) - 1;
+
+// Reads the properties of the options object, converting and range-checking each.
+struct OptionReader {
+  Napi::Env env;
+  Napi::Object o;
+
+  bool has(const char* key) const { return !o.Get(key).IsUndefined(); }
+  // An integer in [0, max]; `fallback` when absent (and not `required`).
+  uint64_t integer(const char* key, uint64_t max, uint64_t fallback, bool required = false) const {
+    const Napi::Value v = o.Get(key);
+    if (v.IsUndefined() && !required) return fallback;
+    if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(key) + " must be a number");
+    const double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= 0 && d <= double(max)) || d != double(uint64_t(d)))
+      throw Napi::RangeError::New(env, std::string(key) + " must be an integer in [0, " + std::to_string(max) + "]");
+    return uint64_t(d);
+  }
+  double number(const char* key, double fallback) const {
+    const Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return fallback;
+    if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(key) + " must be a number");
+    return v.As<Napi::Number>().DoubleValue();
+  }
+  std::string string(const char* key, bool required, const std::string& fallback = "") const {
+    const Napi::Value v = o.Get(key);
+    if (v.IsUndefined() && !required) return fallback;
+    if (!v.IsString()) throw Napi::TypeError::New(env, std::string(key) + " must be a string");
+    return v.As<Napi::String>().Utf8Value();
+  }
+};
+
+// JS wrapper of one memory server; its event loop runs on its own native thread.
+class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
+ public:
+  static void Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function cls = DefineClass(
+        env, "MemServerHandle",
+        {InstanceMethod<&MemServerHandle::Port>("port"), InstanceMethod<&MemServerHandle::Stats>("stats"),
+         InstanceMethod<&MemServerHandle::BatchHistogram>("batchHistogram"),
+         InstanceMethod<&MemServerHandle::TakeLogs>("takeLogs"), InstanceMethod<&MemServerHandle::Close>("close")});
+    exports.Set("MemServerHandle", cls);
+  }
+
+  // new MemServerHandle({host, port, serverId, token, capacity?, headroom?, dataDir?, sync?,
+  //                      maxFrame?, maxConnections?, indexInitialKeys?})
+  explicit MemServerHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<MemServerHandle>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "MemServerHandle(options)");
+    const OptionReader opt{env, info[0].As<Napi::Object>()};
+
+    pd3::MemStoreOptions store_options;
+    store_options.server_id = uint16_t(opt.integer("serverId", 0xFFFF, 0, true));
+    store_options.capacity = opt.integer("capacity", kMaxSafeInteger, 0);
+    store_options.headroom = opt.number("headroom", store_options.headroom);
+    store_options.data_dir = opt.string("dataDir", false);
+    const std::string sync = opt.string("sync", false, "batch");
+    if (sync != "none" && sync != "batch") throw Napi::RangeError::New(env, "sync must be 'none' or 'batch'");
+    store_options.sync = sync == "none" ? pd3::SyncMode::kNone : pd3::SyncMode::kBatch;
+    store_options.index_initial_keys =
+        opt.integer("indexInitialKeys", kMaxSafeInteger, store_options.index_initial_keys);
+
+    pd3::TcpServerOptions server_options;
+    server_options.host = opt.string("host", true);
+    server_options.port = uint16_t(opt.integer("port", 0xFFFF, 0, true));
+    server_options.token = opt.string("token", true);
+    server_options.max_frame = uint32_t(opt.integer("maxFrame", 0xFFFFFFFFull, server_options.max_frame));
+    server_options.max_connections =
+        uint32_t(opt.integer("maxConnections", 0xFFFFFFFFull, server_options.max_connections));
+
+    std::unique_ptr<pd3::MemStore> store;
+    if (const int rc = pd3::MemStore::open(store_options, &store)) throw_status(env, rc, "MemStore");
+    if (const int rc = pd3::TcpServer::start(server_options, std::move(store), &server_))
+      throw_status(env, rc, "TcpServer");
+  }
+
+ private:
+  Napi::Value Port(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), server_->port()); }
+
+  // stats(): every TcpServerStats and MemStoreStats field, snake_case as in the structs.
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    const pd3::TcpServerStats s = server_->stats();
+    Napi::Object o = Napi::Object::New(info.Env());
+    auto set = [&](const char* name, uint64_t v) { o.Set(name, double(v)); };
+    set("connections", s.connections);
+    set("connections_total", s.connections_total);
+    set("refused_connections", s.refused_connections);
+    set("frames", s.frames);
+    set("records", s.records);
+    set("bytes_in", s.bytes_in);
+    set("bytes_out", s.bytes_out);
+    set("protocol_errors", s.protocol_errors);
+    set("auth_failures", s.auth_failures);
+    set("hello_timeouts", s.hello_timeouts);
+    set("too_big_records", s.too_big_records);
+    set("sync_failures", s.sync_failures);
+    set("read_pauses", s.read_pauses);
+    set("free_bytes", s.free_bytes);
+    set("regions", s.store.regions);
+    set("allocated_bytes", s.store.allocated_bytes);
+    set("capacity", s.store.capacity);
+    set("index_keys", s.store.index_keys);
+    set("index_bytes", s.store.index_bytes);
+    set("reads", s.store.reads);
+    set("writes", s.store.writes);
+    set("prefetches", s.store.prefetches);
+    set("controls", s.store.controls);
+    set("read_bytes", s.store.read_bytes);
+    set("write_bytes", s.store.write_bytes);
+    set("errors", s.store.errors);
+    set("prefetch_not_found", s.store.prefetch_not_found);
+    set("syncs", s.store.syncs);
+    return o;
+  }
+
+  Napi::Value BatchHistogram(const Napi::CallbackInfo& info) {
+    const pd3::BatchHistogram h = server_->batch_histogram();
+    Napi::Array out = Napi::Array::New(info.Env(), h.size());
+    for (uint32_t i = 0; i < h.size(); ++i) out.Set(i, double(h[i]));
+    return out;
+  }
+
+  // takeLogs(): {events: [{level, event, message}], dropped}
+  Napi::Value TakeLogs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint64_t dropped = 0;
+    const std::vector<pd3::LogEvent> events = server_->log().take(&dropped);
+    Napi::Array list = Napi::Array::New(env, events.size());
+    for (uint32_t i = 0; i < events.size(); ++i) {
+      Napi::Object e = Napi::Object::New(env);
+      e.Set("level", pd3::log_level_name(events[i].level));
+      e.Set("event", events[i].event);
+      e.Set("message", events[i].message);
+      list.Set(i, e);
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("events", list);
+    out.Set("dropped", double(dropped));
+    return out;
+  }
+
+  // close(): stops the server and releases its store; stats, histogram and logs stay readable.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    server_->stop();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<pd3::TcpServer> server_;
+};
+
+}  // namespace
+
+void init_memserver(Napi::Env env, Napi::Object exports) { MemServerHandle::Init(env, exports); }
+
+}  // namespace pd3addon

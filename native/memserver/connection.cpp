@@ -1,0 +1,254 @@
+// connection.cpp — see connection.hpp.
+#include "memserver/connection.hpp"
+
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/transport_codec.hpp"
+#include "memserver/tcp_server.hpp"
+#include "pd3/status.h"
+
+namespace pd3 {
+
+namespace {
+
+// An idle connection keeps at most this much send-buffer capacity (a burst of large reads
+// should not pin its high-water mark for the connection's lifetime).
+constexpr size_t kIdleOutputCapacity = 8u << 20;
+
+// The answer to a record that was not run because its response would not fit in the frame.
+void answer_too_big(const TransportRequest& req, FrameBuilder* b) {
+  if (req.op() == PD3_OP_PREFETCH)
+    b->prefetch_response(req.op_id, PD3_E_TOO_BIG, req.data, uint16_t(req.data_len), 0, nullptr, 0);
+  else
+    b->response(req.op_id, PD3_E_TOO_BIG, 0, nullptr, 0);
+}
+
+}  // namespace
+
+size_t batch_bucket(uint32_t records) {
+  if (records <= 1) return 0;
+  return std::min<size_t>(kBatchBuckets - 1, size_t(std::bit_width(records - 1)));
+}
+
+Connection::Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, std::string peer,
+                       uint64_t hello_deadline_ns)
+    : ctx_(ctx),
+      id_(id),
+      fd_(std::move(fd)),
+      peer_(std::move(peer)),
+      hello_deadline_ns_(hello_deadline_ns),
+      in_(ctx.options.max_frame) {}
+
+bool Connection::reading() const {
+  return (phase_ == Phase::kHello || phase_ == Phase::kServing) && !peer_done_ && !paused_;
+}
+
+uint32_t Connection::interest() const {
+  return (reading() ? uint32_t(EPOLLIN) : 0u) | (out_.empty() ? 0u : uint32_t(EPOLLOUT));
+}
+
+void Connection::handle(uint32_t events) {
+  if (reading() && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) read_input();
+  pump();
+  // Both directions are gone (or the socket failed): nothing more can be received or delivered.
+  if (open() && (events & (EPOLLHUP | EPOLLERR))) close("connection reset");
+}
+
+void Connection::read_input() {
+  const size_t before = in_.buffered();
+  const long got = in_.fill(fd_.get());
+  ctx_.stats.bytes_in += in_.buffered() - before;
+  if (got < 0) peer_done_ = true;
+}
+
+void Connection::pump() {
+  const uint64_t limit = ctx_.options.max_output_bytes;
+  for (;;) {
+    const bool over_limit = !paused_ && execute_buffered();
+    if (!open() || !flush()) return;
+    if (paused_) {
+      // Resume at half the limit, so a reader just keeping up does not flip the pause every write.
+      if (out_.pending() > limit / 2) break;
+      paused_ = false;
+      continue;  // frames may be waiting in the receive buffer
+    }
+    if (!over_limit) break;
+    if (out_.pending() > limit) {  // the socket did not take enough: stop reading until it drains
+      paused_ = true;
+      ++ctx_.stats.read_pauses;
+      break;
+    }
+  }
+  if (peer_done_ && !paused_) end_of_input();
+}
+
+bool Connection::execute_buffered() {
+  while (phase_ == Phase::kHello || phase_ == Phase::kServing) {
+    pd3_frame hdr;
+    const uint8_t* body = nullptr;
+    const int got = in_.next(&hdr, &body);
+    if (got == 0) return false;
+    if (got < 0) {
+      const std::string why = pd3_last_error();
+      if (phase_ == Phase::kHello) {
+        ++ctx_.stats.protocol_errors;
+        refuse(why.c_str());
+      } else {
+        protocol_error(why.c_str());
+      }
+      return false;
+    }
+    const bool ok = phase_ == Phase::kHello ? on_hello(hdr, body) : on_request(hdr, body);
+    if (!ok) return false;
+    if (out_.pending() > ctx_.options.max_output_bytes) return true;
+  }
+  return false;
+}
+
+bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
+  if (hdr.kind != PD3_FRAME_HELLO) {
+    ++ctx_.stats.protocol_errors;
+    const std::string why = "expected a hello, got frame kind " + std::to_string(hdr.kind);
+    refuse(why.c_str());
+    return false;
+  }
+  const int rc = hdr.count != 0 ? fail(PD3_E_PROTOCOL, "hello frame with count %u", hdr.count)
+                                : check_hello(body, hdr.length - sizeof hdr, ctx_.options.token);
+  pd3_hello_reply reply{};
+  reply.version = PD3_TRANSPORT_VERSION;
+  if (rc != PD3_OK) {  // a refused client learns the status and our version, nothing about the store
+    const std::string why = pd3_last_error();
+    ++(rc == PD3_E_AUTH ? ctx_.stats.auth_failures : ctx_.stats.protocol_errors);
+    reply.status = uint16_t(-rc);
+    encode_hello_reply(reply, &out_.bytes());
+    flush();  // one attempt: the reply is tiny and the send buffer of a new connection is empty
+    refuse(why.c_str());
+    return false;
+  }
+  reply.server_id = ctx_.store.server_id();
+  reply.max_frame = ctx_.options.max_frame;
+  reply.capacity = ctx_.store.capacity();
+  reply.free_bytes = ctx_.store.free_bytes();
+  encode_hello_reply(reply, &out_.bytes());
+  phase_ = Phase::kServing;
+  return true;
+}
+
+bool Connection::on_request(const pd3_frame& hdr, const uint8_t* body) {
+  if (hdr.kind != PD3_FRAME_REQUEST) {
+    const std::string why = "frame kind " + std::to_string(hdr.kind) + " after the hello, expected REQUEST";
+    protocol_error(why.c_str());
+    return false;
+  }
+  const size_t len = hdr.length - sizeof hdr;
+  if (validate_requests(body, len, hdr.count) != PD3_OK) {
+    const std::string why = pd3_last_error();
+    protocol_error(why.c_str());
+    return false;
+  }
+  return execute_frame(hdr, body, len);
+}
+
+bool Connection::execute_frame(const pd3_frame& hdr, const uint8_t* body, size_t len) {
+  std::vector<uint8_t>& bytes = out_.bytes();
+  const size_t start = bytes.size();
+  FrameBuilder b(&bytes);
+  b.begin(PD3_FRAME_RESPONSE, hdr.seq);
+  uint64_t budget = ctx_.options.max_frame - sizeof(pd3_frame);
+  size_t pos = 0;
+  for (uint32_t i = 0; i < hdr.count; ++i) {
+    TransportRequest req;
+    decode_request(body + pos, len - pos, &req);  // cannot fail: the frame was validated whole
+    pos += req.record_len;
+    const uint64_t need = response_space(req);
+    if (need <= budget) {
+      budget -= need;
+      ctx_.store.execute(req, &b);
+    } else {
+      answer_too_big(req, &b);
+      ++ctx_.stats.too_big_records;
+    }
+  }
+  if (ctx_.store.sync() != PD3_OK) {
+    const std::string why = pd3_last_error();
+    bytes.resize(start);
+    ++ctx_.stats.sync_failures;
+    ctx_.log.log(LogLevel::kError, "store.sync_failed", "conn %llu %s: frame seq %llu not acknowledged: %s",
+                 (unsigned long long)id_, peer_.c_str(), (unsigned long long)hdr.seq, why.c_str());
+    close("store sync failed");
+    return false;
+  }
+  b.finish();
+  ++frames_;
+  ++ctx_.stats.frames;
+  ctx_.stats.records += hdr.count;
+  ++ctx_.histogram[batch_bucket(hdr.count)];
+  return true;
+}
+
+bool Connection::flush() {
+  if (out_.empty()) return true;
+  const size_t before = out_.pending();
+  const int rc = out_.flush(fd_.get());
+  ctx_.stats.bytes_out += before - out_.pending();
+  if (rc != PD3_OK) {
+    close("send failed (peer gone)");
+    return false;
+  }
+  if (out_.empty() && out_.bytes().capacity() > kIdleOutputCapacity) out_.bytes().shrink_to_fit();
+  return true;
+}
+
+void Connection::end_of_input() {
+  if (phase_ == Phase::kDraining) {
+    if (out_.empty()) close("peer closed");
+    return;
+  }
+  if (!open()) return;
+  if (phase_ == Phase::kHello) {
+    close(in_.buffered() ? "peer closed in the middle of its hello" : "peer closed before its hello");
+    return;
+  }
+  if (in_.buffered() != 0) {
+    const std::string why = "peer closed in the middle of a frame (" + std::to_string(in_.buffered()) +
+                            " bytes of it unread)";
+    close(why.c_str());
+    return;
+  }
+  phase_ = Phase::kDraining;
+  if (out_.empty()) close("peer closed");
+}
+
+void Connection::expire_hello(uint64_t now_ns) {
+  if (phase_ != Phase::kHello || now_ns < hello_deadline_ns_) return;
+  ++ctx_.stats.hello_timeouts;
+  const std::string why = "no hello within " + std::to_string(ctx_.options.hello_timeout_ms) + " ms";
+  refuse(why.c_str());
+}
+
+void Connection::refuse(const char* reason) {
+  ctx_.log.log(LogLevel::kWarn, "conn.refused", "conn %llu %s: %s", (unsigned long long)id_, peer_.c_str(), reason);
+  close("refused");
+}
+
+void Connection::protocol_error(const char* reason) {
+  ++ctx_.stats.protocol_errors;
+  ctx_.log.log(LogLevel::kWarn, "conn.protocol_error", "conn %llu %s: %s", (unsigned long long)id_, peer_.c_str(),
+               reason);
+  close("protocol error");
+}
+
+void Connection::close(const char* reason) {
+  if (!open()) return;
+  phase_ = Phase::kClosed;
+  ctx_.log.log(LogLevel::kInfo, "conn.close", "conn %llu %s closed after %llu frames: %s", (unsigned long long)id_,
+               peer_.c_str(), (unsigned long long)frames_, reason);
+  fd_.reset();
+}
+
+}  // namespace pd3

@@ -1,0 +1,94 @@
+// connection.hpp — one client connection of the memory server: the hello, REQUEST frames executed
+// straight from the receive buffer into the send buffer, and back-pressure on slow readers.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/log_queue.hpp"
+#include "common/net.hpp"
+#include "memserver/mem_store.hpp"
+#include "memserver/unique_fd.hpp"
+
+namespace pd3 {
+
+struct TcpServerOptions;
+struct TcpServerStats;
+
+// Request frames counted by records per frame: buckets ≤1, ≤2, ≤4, … ≤4096, then more.
+inline constexpr size_t kBatchBuckets = 14;
+using BatchHistogram = std::array<uint64_t, kBatchBuckets>;
+// The bucket of a frame holding `records` records.
+size_t batch_bucket(uint32_t records);
+
+// What the connections of one server share. All of it belongs to the server's loop thread.
+struct ConnectionContext {
+  const TcpServerOptions& options;
+  MemStore& store;
+  TcpServerStats& stats;
+  BatchHistogram& histogram;
+  LogQueue& log;
+};
+
+// One client, driven by the loop thread through handle() until it is no longer open().
+//
+// A REQUEST frame is validated whole before any of its records runs. Its records then run in
+// order while their worst-case responses (response_space) fit in what is left of max_frame; a
+// record that would not fit is answered PD3_E_TOO_BIG without running, so no frame can make the
+// server build an unbounded response. The store is synced once per frame before the response is
+// queued; if that fails the response is withdrawn and the connection closed, so nothing is
+// acknowledged that is not durable.
+class Connection {
+ public:
+  Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, std::string peer, uint64_t hello_deadline_ns);
+
+  // Reacts to the epoll events reported for the socket.
+  void handle(uint32_t events);
+  // Closes the connection if it is still waiting for its hello at `now_ns` past its deadline.
+  void expire_hello(uint64_t now_ns);
+  // Closes the socket now, logging conn.close with `reason`; unsent responses are dropped.
+  void close(const char* reason);
+
+  bool open() const { return phase_ != Phase::kClosed; }
+  uint64_t id() const { return id_; }
+  int fd() const { return fd_.get(); }
+  // The epoll events the connection waits for now.
+  uint32_t interest() const;
+  // The events currently registered with epoll for it (kept by the server).
+  uint32_t registered = 0;
+
+ private:
+  // kHello: the first frame must be a HELLO. kServing: REQUEST frames. kDraining: the peer has
+  // stopped sending; the responses owed are written, then the connection closes.
+  enum class Phase { kHello, kServing, kDraining, kClosed };
+
+  bool reading() const;
+  void read_input();
+  // Alternates running buffered frames and writing responses until neither can progress.
+  void pump();
+  // Runs complete buffered frames; true if it stopped because unsent output passed the limit.
+  bool execute_buffered();
+  bool on_hello(const pd3_frame& hdr, const uint8_t* body);
+  bool on_request(const pd3_frame& hdr, const uint8_t* body);
+  bool execute_frame(const pd3_frame& hdr, const uint8_t* body, size_t len);
+  bool flush();
+  void end_of_input();
+  void refuse(const char* reason);
+  void protocol_error(const char* reason);
+
+  const ConnectionContext& ctx_;
+  const uint64_t id_;
+  UniqueFd fd_;
+  const std::string peer_;
+  const uint64_t hello_deadline_ns_;
+  Phase phase_ = Phase::kHello;
+  FrameReader in_;
+  OutBuffer out_;
+  bool peer_done_ = false;  // the peer closed its side (or the socket failed): no more input
+  bool paused_ = false;     // unsent responses passed max_output_bytes: no reading until they drain
+  uint64_t frames_ = 0;
+};
+
+}  // namespace pd3

@@ -1,0 +1,975 @@
+// tcp_server_test.cpp — the memory server's TCP transport over loopback: hello, malformed input,
+// pipelining, partial frames, connection limits, back-pressure, stop, and a 4-client stress run.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/net.hpp"
+#include "common/transport_codec.hpp"
+#include "harness.hpp"
+#include "memserver/tcp_server.hpp"
+#include "pd3/record.h"
+#include "pd3/status.h"
+#include "util.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kToken[] = "tcp-test-token";
+constexpr uint16_t kServerId = 3;
+
+// What the tests observe of a FakeStore from their own thread (the store runs on the loop thread).
+struct StoreProbe {
+  std::atomic<uint64_t> executed{0};   // records executed
+  std::atomic<uint64_t> syncs{0};
+  std::atomic<bool> fail_sync{false};  // make sync() fail, as a full disk would
+};
+
+// A MemStore stand-in: `regions` zeroed byte arrays of `region_size` bytes with ids
+// pd3_region_id(kServerId, 1..regions), bounds-checked reads and writes; PREFETCH finds nothing.
+class FakeStore : public pd3::MemStore {
+ public:
+  FakeStore(uint32_t regions, uint32_t region_size, std::shared_ptr<StoreProbe> probe)
+      : regions_(regions, std::vector<uint8_t>(region_size)), probe_(std::move(probe)) {}
+
+  void execute(const pd3::TransportRequest& req, pd3::FrameBuilder* out) override {
+    // Relaxed: a counter the test reads after the response proves the execution happened.
+    probe_->executed.fetch_add(1, std::memory_order_relaxed);
+    if (req.op() == PD3_OP_PREFETCH) {
+      out->prefetch_response(req.op_id, PD3_E_NOT_FOUND, req.data, uint16_t(req.data_len), 0, nullptr, 0);
+      return;
+    }
+    if (req.op() == PD3_OP_CONTROL) {
+      out->response(req.op_id, PD3_E_BAD_OP, 0, nullptr, 0);
+      return;
+    }
+    std::vector<uint8_t>* r = region(req.region);
+    if (r == nullptr) return out->response(req.op_id, PD3_E_BAD_REGION, 0, nullptr, 0);
+    if (uint64_t(req.offset) + req.size > r->size()) return out->response(req.op_id, PD3_E_RANGE, 0, nullptr, 0);
+    if (req.op() == PD3_OP_READ) {
+      ++stats_.reads;
+      out->response(req.op_id, PD3_OK, req.size, r->data() + req.offset, req.size);
+    } else {
+      ++stats_.writes;
+      std::memcpy(r->data() + req.offset, req.data, req.size);
+      out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
+    }
+  }
+  int sync() override {
+    // Relaxed: a counter only.
+    probe_->syncs.fetch_add(1, std::memory_order_relaxed);
+    // Relaxed: a test flag; the frame that sees it set is whichever runs after the store.
+    if (probe_->fail_sync.load(std::memory_order_relaxed)) return pd3::fail(PD3_E_SYS, "fake msync failure");
+    return PD3_OK;
+  }
+  pd3::MemStoreStats stats() const override { return stats_; }
+  uint16_t server_id() const override { return kServerId; }
+  uint64_t capacity() const override { return uint64_t(regions_.size()) * regions_[0].size(); }
+  uint64_t free_bytes() const override { return 12345; }
+
+ private:
+  std::vector<uint8_t>* region(uint16_t id) {
+    const uint32_t local = pd3_region_local(id);
+    if (pd3_region_server(id) != kServerId || local == 0 || local > regions_.size()) return nullptr;
+    return &regions_[local - 1];
+  }
+  std::vector<std::vector<uint8_t>> regions_;
+  std::shared_ptr<StoreProbe> probe_;
+  pd3::MemStoreStats stats_;
+};
+
+uint16_t region(uint32_t local) { return pd3_region_id(kServerId, local); }
+
+// A server over a FakeStore on an ephemeral loopback port, with its log events collected.
+struct TestServer {
+  std::shared_ptr<StoreProbe> probe = std::make_shared<StoreProbe>();
+  std::unique_ptr<pd3::TcpServer> server;
+  std::vector<pd3::LogEvent> logs;
+  int rc;
+
+  explicit TestServer(pd3::TcpServerOptions opt = {}, uint32_t regions = 4, uint32_t region_size = 1u << 20) {
+    opt.host = "127.0.0.1";
+    opt.port = 0;
+    opt.token = kToken;
+    rc = pd3::TcpServer::start(opt, std::make_unique<FakeStore>(regions, region_size, probe), &server);
+  }
+  uint16_t port() const { return server->port(); }
+  uint64_t executed() const { return probe->executed.load(std::memory_order_relaxed); }  // relaxed: a counter
+
+  // Waits up to `ms` for `pred(stats)` to hold (the loop publishes stats after each pass).
+  template <class Pred>
+  bool wait_stats(Pred pred, int ms = 2000) {
+    const auto t0 = Clock::now();
+    while (pd3test::ms_since(t0) < ms) {
+      if (pred(server->stats())) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return pred(server->stats());
+  }
+  // Log events so far whose name is `event` and whose message contains `text`.
+  size_t count_logs(const char* event, const char* text = "") {
+    uint64_t dropped = 0;
+    for (auto& e : server->log().take(&dropped)) logs.push_back(std::move(e));
+    size_t n = 0;
+    for (const auto& e : logs) n += e.event == event && e.message.find(text) != std::string::npos;
+    return n;
+  }
+  // Waits up to `ms` for a log event `event` whose message contains `text`.
+  bool wait_log(const char* event, const char* text = "", int ms = 2000) {
+    const auto t0 = Clock::now();
+    while (count_logs(event, text) == 0) {
+      if (pd3test::ms_since(t0) > ms) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+};
+
+// One frame as a client received it.
+struct Frame {
+  pd3_frame hdr{};
+  std::vector<uint8_t> body;
+};
+
+// A client connection with blocking-style helpers over the non-blocking socket.
+struct Client {
+  int fd = -1;
+  pd3::FrameReader reader{PD3_FRAME_MAX_DEFAULT};
+  bool eof = false;
+
+  Client() = default;
+  Client(const Client&) = delete;
+  ~Client() { disconnect(); }
+  void disconnect() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  int connect(uint16_t port) { return pd3::tcp_connect({"127.0.0.1", port}, 1000, &fd); }
+  int hello(std::string_view token = kToken, pd3_hello_reply* reply = nullptr) {
+    pd3_hello_reply r;
+    return pd3::client_hello(fd, token, 1000, reply ? reply : &r);
+  }
+  // Connects and says hello with the right token.
+  int open(uint16_t port) {
+    if (const int rc = connect(port)) return rc;
+    return hello();
+  }
+  int send(const std::vector<uint8_t>& bytes, size_t from = 0, size_t len = ~size_t(0)) {
+    len = std::min(len, bytes.size() - from);
+    return pd3::send_all(fd, bytes.data() + from, len, 3000);
+  }
+  // The next frame within `timeout_ms`: 1 (in *out), 0 on timeout, PD3_E_UNAVAILABLE when the
+  // server closed the connection, PD3_E_PROTOCOL for a malformed stream.
+  int read_frame(Frame* out, int timeout_ms = 2000) {
+    const uint64_t deadline = pd3::now_ns() + uint64_t(timeout_ms) * 1000000;
+    for (;;) {
+      const uint8_t* body = nullptr;
+      const int got = reader.next(&out->hdr, &body);
+      if (got < 0) return got;
+      if (got == 1) {
+        out->body.assign(body, body + (out->hdr.length - sizeof(pd3_frame)));
+        return 1;
+      }
+      if (eof) return PD3_E_UNAVAILABLE;
+      const uint64_t now = pd3::now_ns();
+      if (now >= deadline) return 0;
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, int((deadline - now) / 1000000) + 1) <= 0) continue;
+      if (reader.fill(fd) < 0) eof = true;
+    }
+  }
+  // True if the server closes the connection within `timeout_ms` without sending another frame.
+  bool closed_within(int timeout_ms = 2000) {
+    Frame f;
+    return read_frame(&f, timeout_ms) == PD3_E_UNAVAILABLE;
+  }
+};
+
+// One request record a test sends.
+struct Rec {
+  uint32_t op;
+  uint16_t region;
+  uint32_t offset;
+  uint32_t size;
+  std::vector<uint8_t> data;  // WRITE data
+};
+// One response record a test got.
+struct Resp {
+  uint16_t op_id;
+  uint16_t status;
+  uint32_t size;
+  std::vector<uint8_t> data;
+};
+
+// A REQUEST frame of `recs` (op ids numbered from 0) with batch number `seq`, appended to *out.
+void build_frame(uint64_t seq, const std::vector<Rec>& recs, std::vector<uint8_t>* out) {
+  pd3::FrameBuilder b(out);
+  b.begin(PD3_FRAME_REQUEST, seq);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const Rec& r = recs[i];
+    b.request(pd3_request{pd3_op_id(r.op, uint32_t(i)), r.region, r.offset, r.size}, r.data.data(),
+              r.op == PD3_OP_WRITE ? r.size : 0);
+  }
+  b.finish();
+}
+std::vector<uint8_t> frame_of(uint64_t seq, const std::vector<Rec>& recs) {
+  std::vector<uint8_t> out;
+  build_frame(seq, recs, &out);
+  return out;
+}
+
+// Decodes a RESPONSE frame's records; false if it is not a well-formed RESPONSE frame.
+bool parse_response(const Frame& f, std::vector<Resp>* out) {
+  out->clear();
+  if (f.hdr.kind != PD3_FRAME_RESPONSE) return false;
+  if (pd3::validate_responses(f.body.data(), f.body.size(), f.hdr.count) != PD3_OK) return false;
+  size_t pos = 0;
+  for (uint32_t i = 0; i < f.hdr.count; ++i) {
+    pd3::TransportResponse r;
+    pd3::decode_response(f.body.data() + pos, f.body.size() - pos, &r);
+    pos += r.record_len;
+    out->push_back({r.op_id, r.status, r.size, std::vector<uint8_t>(r.data, r.data + r.data_len)});
+  }
+  return true;
+}
+
+// Sends one frame and waits for its response records; false on any transport failure.
+bool round_trip(Client& c, uint64_t seq, const std::vector<Rec>& recs, std::vector<Resp>* out) {
+  if (c.send(frame_of(seq, recs)) != PD3_OK) return false;
+  Frame f;
+  if (c.read_frame(&f) != 1 || f.hdr.seq != seq || f.hdr.count != recs.size()) return false;
+  return parse_response(f, out);
+}
+
+std::vector<uint8_t> pattern(uint32_t n, uint32_t salt) {
+  std::vector<uint8_t> v(n);
+  for (uint32_t i = 0; i < n; ++i) v[i] = uint8_t(pd3test::mix64(uint64_t(salt) << 32 | i));
+  return v;
+}
+
+Rec write_rec(uint16_t reg, uint32_t off, std::vector<uint8_t> data) {
+  const uint32_t n = uint32_t(data.size());
+  return Rec{PD3_OP_WRITE, reg, off, n, std::move(data)};
+}
+Rec read_rec(uint16_t reg, uint32_t off, uint32_t n) { return Rec{PD3_OP_READ, reg, off, n, {}}; }
+
+// A HELLO frame with an arbitrary version and token, as a foreign or newer client would send.
+std::vector<uint8_t> raw_hello(uint16_t version, std::string_view token) {
+  std::vector<uint8_t> out;
+  pd3::FrameBuilder b(&out);
+  b.begin(PD3_FRAME_HELLO, 0);
+  const pd3_hello h{PD3_TRANSPORT_MAGIC, version, uint16_t(token.size())};
+  b.raw(&h, sizeof h, 0);
+  b.raw(token.data(), token.size(), 0);
+  b.finish();
+  return out;
+}
+
+// Region 1 as a fresh client reads it: `n` bytes from offset 0.
+std::vector<uint8_t> read_back(TestServer& ts, uint32_t n) {
+  Client c;
+  std::vector<Resp> r;
+  if (c.open(ts.port()) != PD3_OK || !round_trip(c, 1, {read_rec(region(1), 0, n)}, &r) || r.size() != 1) return {};
+  return r[0].data;
+}
+
+}  // namespace
+
+TEST(tcp_server_hello_and_round_trip) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  CHECK(ts.port() != 0);
+  Client c;
+  REQUIRE(c.connect(ts.port()) == PD3_OK);
+  pd3_hello_reply reply{};
+  REQUIRE(c.hello(kToken, &reply) == PD3_OK);
+  CHECK_EQ(reply.server_id, kServerId);
+  CHECK_EQ(reply.max_frame, PD3_FRAME_MAX_DEFAULT);
+  CHECK_EQ(reply.capacity, 4ull << 20);
+  CHECK_EQ(reply.free_bytes, 12345u);
+  CHECK_EQ(reply.version, PD3_TRANSPORT_VERSION);
+
+  const std::vector<uint8_t> data = pattern(1000, 1);
+  const std::vector<uint8_t> frame =
+      frame_of(77, {write_rec(region(1), 10, data), read_rec(region(1), 10, 1000), read_rec(region(1), 1u << 20, 1),
+                    read_rec(region(9), 0, 1), Rec{PD3_OP_CONTROL, PD3_CTL_STATS, 0, 0, {}}});
+  REQUIRE(c.send(frame) == PD3_OK);
+  Frame f;
+  REQUIRE(c.read_frame(&f) == 1);
+  CHECK_EQ(f.hdr.seq, 77u);
+  std::vector<Resp> r;
+  REQUIRE(parse_response(f, &r));
+  REQUIRE(r.size() == 5);
+  for (uint32_t i = 0; i < 5; ++i) CHECK_EQ(pd3_id_of(r[i].op_id), i);
+  CHECK_EQ(r[0].status, 0);
+  CHECK_EQ(r[0].size, 1000u);
+  CHECK_EQ(r[1].status, 0);
+  CHECK(r[1].data == data);
+  CHECK_EQ(r[2].status, -PD3_E_RANGE);
+  CHECK_EQ(r[3].status, -PD3_E_BAD_REGION);
+  CHECK_EQ(r[4].status, -PD3_E_BAD_OP);
+  CHECK_EQ(ts.probe->syncs.load(std::memory_order_relaxed), 1u);  // relaxed: a counter, the response came after
+
+  std::vector<uint8_t> hello;
+  pd3::encode_hello(kToken, &hello);
+  const uint64_t bytes_out = sizeof(pd3_frame) + sizeof(pd3_hello_reply) + f.hdr.length;
+  CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) {
+    return s.frames == 1 && s.records == 5 && s.bytes_in == hello.size() + frame.size() && s.bytes_out == bytes_out &&
+           s.store.reads == 1 && s.store.writes == 1 && s.connections == 1 && s.connections_total == 1;
+  }));
+  CHECK_EQ(ts.server->batch_histogram()[3], 1u);  // 5 records: the ≤8 bucket
+  CHECK_EQ(ts.count_logs("conn.open", "127.0.0.1:"), 1u);
+  CHECK_EQ(ts.count_logs("server.listen"), 1u);
+  c.disconnect();
+  CHECK(ts.wait_log("conn.close", "peer closed"));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.connections == 0; }));
+}
+
+TEST(tcp_server_wrong_token_refused) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.connect(ts.port()) == PD3_OK);
+  CHECK_EQ(c.hello("not-the-token"), PD3_E_AUTH);
+  CHECK(c.closed_within());
+  Client empty;
+  REQUIRE(empty.connect(ts.port()) == PD3_OK);
+  CHECK_EQ(empty.hello(""), PD3_E_AUTH);
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.auth_failures == 2 && s.connections == 0; }));
+  CHECK(ts.wait_log("conn.refused", "wrong auth token"));
+  CHECK(ts.count_logs("conn.refused", "127.0.0.1:") >= 1);
+  CHECK_EQ(ts.executed(), 0u);
+}
+
+TEST(tcp_server_wrong_version_refused) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.connect(ts.port()) == PD3_OK);
+  REQUIRE(c.send(raw_hello(PD3_TRANSPORT_VERSION + 1, kToken)) == PD3_OK);
+  Frame f;
+  REQUIRE(c.read_frame(&f) == 1);
+  CHECK_EQ(f.hdr.kind, PD3_FRAME_HELLO_REPLY);
+  pd3_hello_reply reply;
+  CHECK_EQ(pd3::check_hello_reply(f.body.data(), f.body.size(), &reply), PD3_E_BAD_VERSION);
+  CHECK_EQ(reply.capacity, 0u);  // nothing about the server beyond the refusal before a good hello
+  CHECK_EQ(reply.server_id, 0u);
+  CHECK(c.closed_within());
+  CHECK(ts.wait_log("conn.refused", "version"));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.protocol_errors == 1 && s.connections == 0; }));
+}
+
+TEST(tcp_server_malformed_hello_gets_protocol_status) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  std::vector<uint8_t> bad_magic = raw_hello(PD3_TRANSPORT_VERSION, kToken);
+  bad_magic[sizeof(pd3_frame)] ^= 0xFF;
+  std::vector<uint8_t> short_token = raw_hello(PD3_TRANSPORT_VERSION, kToken);
+  short_token.pop_back();
+  const uint32_t shorter = uint32_t(short_token.size());
+  std::memcpy(short_token.data(), &shorter, sizeof shorter);  // frame length fits, token_len does not
+  for (const auto* hello : {&bad_magic, &short_token}) {
+    Client c;
+    REQUIRE(c.connect(ts.port()) == PD3_OK);
+    REQUIRE(c.send(*hello) == PD3_OK);
+    Frame f;
+    REQUIRE(c.read_frame(&f) == 1);
+    pd3_hello_reply reply;
+    CHECK_EQ(pd3::check_hello_reply(f.body.data(), f.body.size(), &reply), PD3_E_PROTOCOL);
+    CHECK(c.closed_within());
+  }
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.protocol_errors == 2; }));
+}
+
+TEST(tcp_server_garbage_instead_of_hello) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client bad;
+  REQUIRE(bad.connect(ts.port()) == PD3_OK);
+  const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE(bad.send(std::vector<uint8_t>(http.begin(), http.end())) == PD3_OK);
+  CHECK(bad.closed_within());
+  CHECK(ts.wait_log("conn.refused", "unknown frame kind"));
+
+  Client good;
+  REQUIRE(good.open(ts.port()) == PD3_OK);
+  std::vector<Resp> r;
+  REQUIRE(round_trip(good, 5, {write_rec(region(2), 0, pattern(64, 2)), read_rec(region(2), 0, 64)}, &r));
+  CHECK(r[1].data == pattern(64, 2));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.protocol_errors == 1 && s.frames == 1; }));
+}
+
+TEST(tcp_server_request_before_hello) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.connect(ts.port()) == PD3_OK);
+  REQUIRE(c.send(frame_of(1, {write_rec(region(1), 0, pattern(16, 3))})) == PD3_OK);
+  CHECK(c.closed_within());
+  CHECK(ts.wait_log("conn.refused", "expected a hello"));
+  CHECK_EQ(ts.executed(), 0u);
+  CHECK(read_back(ts, 16) == std::vector<uint8_t>(16, 0));
+}
+
+TEST(tcp_server_frame_longer_than_max_frame) {
+  pd3::TcpServerOptions opt;
+  opt.max_frame = 64u << 10;
+  TestServer ts(opt);
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  std::vector<uint8_t> frame = frame_of(1, {write_rec(region(1), 0, pattern(64u << 10, 4))});
+  CHECK(frame.size() > opt.max_frame);
+  REQUIRE(c.send(frame, 0, sizeof(pd3_frame)) == PD3_OK);  // the header alone gives it away
+  CHECK(c.closed_within());
+  CHECK(ts.wait_log("conn.protocol_error", "frame length"));
+  CHECK_EQ(ts.executed(), 0u);
+
+  // A frame of exactly max_frame bytes is fine.
+  Client ok;
+  REQUIRE(ok.open(ts.port()) == PD3_OK);
+  const uint32_t fits = opt.max_frame - uint32_t(sizeof(pd3_frame) + sizeof(pd3_request));
+  std::vector<Resp> r;
+  REQUIRE(round_trip(ok, 2, {write_rec(region(1), 0, pattern(fits, 4))}, &r));
+  CHECK_EQ(r[0].status, 0);
+}
+
+TEST(tcp_server_bad_record_framing_executes_nothing) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  const std::vector<Rec> two = {write_rec(region(1), 0, pattern(32, 5)), write_rec(region(1), 32, pattern(32, 6))};
+  std::vector<std::vector<uint8_t>> bad;
+  for (uint32_t count : {3u, 1u, 0u}) {  // count larger, smaller (trailing bytes), zero with a body
+    std::vector<uint8_t> f = frame_of(1, two);
+    std::memcpy(f.data() + offsetof(pd3_frame, count), &count, sizeof count);
+    bad.push_back(f);
+  }
+  {  // a WRITE that announces 100 bytes and carries 50, after a good record
+    std::vector<uint8_t> f;
+    pd3::FrameBuilder b(&f);
+    b.begin(PD3_FRAME_REQUEST, 1);
+    b.request(pd3_request{pd3_op_id(PD3_OP_WRITE, 0), region(1), 0, 8}, pattern(8, 7).data(), 8);
+    const pd3_request h{pd3_op_id(PD3_OP_WRITE, 1), region(1), 8, 100};
+    b.raw(&h, sizeof h, 1);
+    b.raw(pattern(50, 7).data(), 50, 0);
+    b.finish();
+    bad.push_back(f);
+  }
+  {  // a PREFETCH with an empty key
+    std::vector<uint8_t> f;
+    pd3::FrameBuilder b(&f);
+    b.begin(PD3_FRAME_REQUEST, 1);
+    const pd3_prefetch_request h{pd3_op_id(PD3_OP_PREFETCH, 0), 0, 64};
+    b.raw(&h, sizeof h, 1);
+    b.finish();
+    bad.push_back(f);
+  }
+  {  // a frame of a kind the server never accepts after the hello
+    std::vector<uint8_t> f;
+    pd3::encode_hello(kToken, &f);
+    bad.push_back(f);
+  }
+  for (size_t i = 0; i < bad.size(); ++i) {
+    Client c;
+    REQUIRE(c.open(ts.port()) == PD3_OK);
+    REQUIRE(c.send(bad[i]) == PD3_OK);
+    CHECK(c.closed_within());
+  }
+  CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) {
+    return s.protocol_errors == bad.size() && s.connections == 0 && s.frames == 0;
+  }));
+  CHECK_EQ(ts.count_logs("conn.protocol_error"), bad.size());
+  CHECK(ts.count_logs("conn.protocol_error", "record") >= 1);
+  CHECK_EQ(ts.executed(), 0u);
+  CHECK(read_back(ts, 64) == std::vector<uint8_t>(64, 0));
+}
+
+TEST(tcp_server_pipelined_frames_in_order) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  constexpr uint32_t kFrames = 200;
+  std::vector<uint8_t> all;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    // Frame i overwrites bytes [i*8, i*8+8) and reads back everything written so far.
+    build_frame(1000 + i, {write_rec(region(1), i * 8, pattern(8, i)), read_rec(region(1), 0, (i + 1) * 8)}, &all);
+  }
+  REQUIRE(c.send(all) == PD3_OK);
+  std::vector<uint8_t> model;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    Frame f;
+    REQUIRE(c.read_frame(&f) == 1);
+    CHECK_EQ(f.hdr.seq, 1000u + i);
+    std::vector<Resp> r;
+    REQUIRE(parse_response(f, &r) && r.size() == 2);
+    const std::vector<uint8_t> p = pattern(8, i);
+    model.insert(model.end(), p.begin(), p.end());
+    CHECK(r[1].data == model);
+  }
+  CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) { return s.frames == kFrames; }));
+  CHECK_EQ(ts.server->batch_histogram()[1], kFrames);  // 2 records each
+}
+
+TEST(tcp_server_large_frame_in_small_pieces) {
+  TestServer ts({}, 1, 8u << 20);
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  const std::vector<uint8_t> data = pattern(4u << 20, 8);
+  const std::vector<uint8_t> frame = frame_of(9, {write_rec(region(1), 1000, data)});
+  pd3test::Rng rng(8);
+  size_t pos = 0;
+  for (uint32_t piece = 0; pos < frame.size(); ++piece) {
+    const size_t n = std::min<size_t>(1 + rng.below(4096), frame.size() - pos);
+    REQUIRE(c.send(frame, pos, n) == PD3_OK);
+    pos += n;
+    if (piece % 128 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Frame f;
+  REQUIRE(c.read_frame(&f, 3000) == 1);
+  std::vector<Resp> r;
+  REQUIRE(parse_response(f, &r) && r.size() == 1);
+  CHECK_EQ(r[0].status, 0);
+  CHECK_EQ(r[0].size, 4u << 20);
+  REQUIRE(round_trip(c, 10, {read_rec(region(1), 1000, 4u << 20)}, &r));
+  CHECK(r[0].data == data);
+}
+
+TEST(tcp_server_client_disconnects_mid_frame) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  {
+    Client c;
+    REQUIRE(c.open(ts.port()) == PD3_OK);
+    const std::vector<uint8_t> frame = frame_of(1, {write_rec(region(1), 0, pattern(1000, 9))});
+    REQUIRE(c.send(frame, 0, 500) == PD3_OK);
+  }
+  CHECK(ts.wait_log("conn.close", "middle of a frame"));
+  {
+    Client c;
+    REQUIRE(c.connect(ts.port()) == PD3_OK);
+    std::vector<uint8_t> hello;
+    pd3::encode_hello(kToken, &hello);
+    REQUIRE(c.send(hello, 0, 10) == PD3_OK);
+  }
+  CHECK(ts.wait_log("conn.close", "middle of its hello"));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.connections == 0 && s.protocol_errors == 0; }));
+  CHECK_EQ(ts.executed(), 0u);
+  CHECK(read_back(ts, 8) == std::vector<uint8_t>(8, 0));
+}
+
+TEST(tcp_server_max_connections) {
+  pd3::TcpServerOptions opt;
+  opt.max_connections = 2;
+  TestServer ts(opt);
+  REQUIRE(ts.rc == PD3_OK);
+  Client a, b, extra;
+  REQUIRE(a.open(ts.port()) == PD3_OK);
+  REQUIRE(b.open(ts.port()) == PD3_OK);
+  REQUIRE(extra.connect(ts.port()) == PD3_OK);  // the kernel completes the handshake
+  CHECK(extra.hello() != PD3_OK);
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.refused_connections == 1 && s.connections == 2; }));
+  CHECK(ts.wait_log("conn.refused", "max_connections"));
+  std::vector<Resp> r;
+  CHECK(round_trip(b, 1, {read_rec(region(1), 0, 4)}, &r));  // admitted clients are unaffected
+  a.disconnect();
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.connections == 1; }));
+  Client later;
+  CHECK_EQ(later.open(ts.port()), PD3_OK);
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.connections_total == 3; }));
+}
+
+TEST(tcp_server_hello_timeout) {
+  pd3::TcpServerOptions opt;
+  opt.hello_timeout_ms = 100;
+  TestServer ts(opt);
+  REQUIRE(ts.rc == PD3_OK);
+  Client silent, good;
+  REQUIRE(silent.connect(ts.port()) == PD3_OK);
+  REQUIRE(good.open(ts.port()) == PD3_OK);
+  const auto t0 = Clock::now();
+  CHECK(silent.closed_within(2000));
+  CHECK(pd3test::ms_since(t0) < 1500);
+  CHECK(ts.wait_log("conn.refused", "no hello within 100 ms"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  std::vector<Resp> r;
+  CHECK(round_trip(good, 1, {read_rec(region(1), 0, 4)}, &r));  // a client that said hello stays
+  CHECK_EQ(ts.server->stats().hello_timeouts, 1u);
+}
+
+TEST(tcp_server_response_budget_too_big) {
+  pd3::TcpServerOptions opt;
+  opt.max_frame = 64u << 10;
+  TestServer ts(opt);
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  std::vector<Resp> r;
+  REQUIRE(round_trip(c, 1,
+                     {read_rec(region(1), 0, 40u << 10), read_rec(region(1), 0, 40u << 10),
+                      write_rec(region(1), 0, pattern(10, 10)), read_rec(region(1), 0, 100u << 10)},
+                     &r));
+  CHECK_EQ(r[0].status, 0);
+  CHECK_EQ(r[0].data.size(), 40u << 10);
+  CHECK_EQ(r[1].status, -PD3_E_TOO_BIG);
+  CHECK_EQ(r[2].status, 0);
+  CHECK_EQ(r[3].status, -PD3_E_TOO_BIG);
+  CHECK_EQ(ts.executed(), 2u);
+  REQUIRE(round_trip(c, 2, {read_rec(region(1), 0, 10)}, &r));  // the connection stays usable
+  CHECK(r[0].data == pattern(10, 10));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.too_big_records == 2; }));
+}
+
+TEST(tcp_server_sync_failure_withholds_the_response) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  ts.probe->fail_sync.store(true, std::memory_order_relaxed);  // relaxed: read by the store after our send
+  REQUIRE(c.send(frame_of(1, {write_rec(region(1), 0, pattern(8, 11))})) == PD3_OK);
+  CHECK(c.closed_within());
+  CHECK(ts.wait_log("store.sync_failed", "fake msync failure"));
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.sync_failures == 1 && s.frames == 0; }));
+}
+
+TEST(tcp_server_slow_reader_back_pressure) {
+  pd3::TcpServerOptions opt;
+  opt.max_output_bytes = 256u << 10;
+  TestServer ts(opt);
+  REQUIRE(ts.rc == PD3_OK);
+  Client slow, fast;
+  REQUIRE(slow.open(ts.port()) == PD3_OK);
+  REQUIRE(fast.open(ts.port()) == PD3_OK);
+  std::vector<Resp> r;
+  const std::vector<uint8_t> data = pattern(1u << 20, 12);
+  REQUIRE(round_trip(fast, 1, {write_rec(region(1), 0, data)}, &r));
+
+  // 64 frames each asking for 512 KiB: 32 MiB of responses, far beyond the socket buffers.
+  constexpr uint32_t kFrames = 64;
+  std::vector<uint8_t> reqs;
+  for (uint32_t i = 0; i < kFrames; ++i) build_frame(i, {read_rec(region(1), (i % 2) * (512u << 10), 512u << 10)}, &reqs);
+  REQUIRE(slow.send(reqs) == PD3_OK);
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.read_pauses >= 1; }));
+
+  // While `slow` reads nothing, `fast` is served promptly.
+  const auto t0 = Clock::now();
+  for (uint32_t i = 0; i < 50; ++i) {
+    REQUIRE(round_trip(fast, 100 + i, {read_rec(region(1), i * 16, 16)}, &r));
+    CHECK(std::equal(r[0].data.begin(), r[0].data.end(), data.begin() + i * 16));
+  }
+  CHECK(pd3test::ms_since(t0) < 2000);
+  const uint64_t executed_while_paused = ts.executed();
+  CHECK(executed_while_paused < 1 + 50 + kFrames);  // the paused connection's frames wait
+
+  // Then every response arrives, in order and intact.
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    Frame f;
+    REQUIRE(slow.read_frame(&f, 3000) == 1);
+    CHECK_EQ(f.hdr.seq, i);
+    REQUIRE(parse_response(f, &r) && r.size() == 1);
+    CHECK_EQ(r[0].status, 0);
+    CHECK(std::equal(r[0].data.begin(), r[0].data.end(), data.begin() + (i % 2) * (512u << 10)));
+    CHECK_EQ(r[0].data.size(), 512u << 10);
+  }
+  CHECK_EQ(ts.executed(), 1 + 50 + kFrames);
+}
+
+TEST(tcp_server_stop_with_clients_connected) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client a, b, half, fresh;
+  REQUIRE(a.open(ts.port()) == PD3_OK);
+  REQUIRE(b.open(ts.port()) == PD3_OK);
+  REQUIRE(half.open(ts.port()) == PD3_OK);
+  REQUIRE(half.send(frame_of(1, {write_rec(region(1), 0, pattern(100, 13))}), 0, 40) == PD3_OK);
+  REQUIRE(fresh.connect(ts.port()) == PD3_OK);
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.connections == 4; }));
+  const auto t0 = Clock::now();
+  ts.server->stop();
+  CHECK(pd3test::ms_since(t0) < 1000);
+  for (Client* c : {&a, &b, &half, &fresh}) CHECK(c->closed_within(1000));
+  ts.server->stop();  // idempotent
+  CHECK_EQ(ts.server->stats().connections, 0u);
+  CHECK_EQ(ts.count_logs("conn.close", "server stopping"), 4u);
+  CHECK_EQ(ts.count_logs("server.stop"), 1u);
+  Client late;
+  CHECK(late.connect(ts.port()) != PD3_OK);  // nothing listens any more
+}
+
+TEST(tcp_server_batch_histogram_buckets) {
+  CHECK_EQ(pd3::batch_bucket(0), 0u);
+  CHECK_EQ(pd3::batch_bucket(1), 0u);
+  CHECK_EQ(pd3::batch_bucket(2), 1u);
+  CHECK_EQ(pd3::batch_bucket(3), 2u);
+  CHECK_EQ(pd3::batch_bucket(4), 2u);
+  CHECK_EQ(pd3::batch_bucket(5), 3u);
+  CHECK_EQ(pd3::batch_bucket(4096), 12u);
+  CHECK_EQ(pd3::batch_bucket(4097), 13u);
+  CHECK_EQ(pd3::batch_bucket(0xFFFFFFFFu), 13u);
+
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.open(ts.port()) == PD3_OK);
+  std::vector<Resp> r;
+  for (uint32_t n : {0u, 1u, 3u, 4096u, 5000u}) {
+    std::vector<Rec> recs(n, read_rec(region(1), 0, 0));
+    REQUIRE(round_trip(c, n, recs, &r));
+    CHECK_EQ(r.size(), n);
+  }
+  CHECK(ts.wait_stats([](const pd3::TcpServerStats& s) { return s.frames == 5; }));
+  const pd3::BatchHistogram h = ts.server->batch_histogram();
+  CHECK_EQ(h[0], 2u);
+  CHECK_EQ(h[2], 1u);
+  CHECK_EQ(h[12], 1u);
+  CHECK_EQ(h[13], 1u);
+}
+
+TEST(tcp_server_start_rejects_bad_options) {
+  std::unique_ptr<pd3::TcpServer> s;
+  auto store = [] { return std::make_unique<FakeStore>(1, 4096, std::make_shared<StoreProbe>()); };
+  pd3::TcpServerOptions opt;
+  opt.token = std::string(PD3_TOKEN_MAX + 1, 'x');
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
+  CHECK(std::strstr(pd3_last_error(), "token") != nullptr);
+  opt.token = kToken;
+  opt.max_frame = 100;
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
+  opt.max_frame = PD3_FRAME_MAX_LIMIT + 1;
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
+  opt.max_frame = PD3_FRAME_MAX_DEFAULT;
+  opt.max_connections = 0;
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
+  opt.max_connections = 4;
+  CHECK_EQ(pd3::TcpServer::start(opt, nullptr, &s), PD3_E_INVAL);
+  CHECK(s == nullptr);
+
+  TestServer first;
+  REQUIRE(first.rc == PD3_OK);
+  opt.port = first.port();
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_SYS);  // the port is taken
+  CHECK(std::strstr(pd3_last_error(), "bind") != nullptr);
+  CHECK(s == nullptr);
+}
+
+TEST(tcp_server_stress_four_clients) {
+  TestServer ts({}, 4, 64u << 10);
+  REQUIRE(ts.rc == PD3_OK);
+  const uint32_t frames = 3000 / pd3test::stress_scale();
+  constexpr uint32_t kWindow = 8;  // frames in flight per client
+  std::vector<std::thread> threads;
+  std::vector<uint64_t> errors(4, 0);
+  for (uint32_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      pd3test::Errors err{"stress"};
+      pd3test::Rng rng(100 + t);
+      const uint16_t reg = region(t + 1);
+      std::vector<uint8_t> model(64u << 10, 0);
+      // What each in-flight frame must be answered with, oldest first.
+      struct Expected {
+        uint64_t seq;
+        std::vector<Resp> resps;
+      };
+      std::deque<Expected> owed;
+      Client c;
+      if (c.open(ts.port()) != PD3_OK) {
+        err.fail("client %u: hello failed", t);
+        errors[t] = err.n;
+        return;
+      }
+      uint32_t sent = 0, answered = 0;
+      while (answered < frames && err.n == 0) {
+        while (sent < frames && owed.size() < kWindow) {
+          std::vector<Rec> recs;
+          Expected e{sent, {}};
+          const uint32_t n = 1 + rng.below(16);
+          for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t size = 1 + rng.below(2048);
+            const uint32_t off = rng.below(uint32_t(model.size()) - size + 1);
+            const uint32_t kind = rng.below(16);
+            if (kind == 0) {  // out of range: answered with a status, nothing touched
+              recs.push_back(read_rec(reg, uint32_t(model.size()) - size + 1, size));
+              e.resps.push_back({pd3_op_id(PD3_OP_READ, i), uint16_t(-PD3_E_RANGE), 0, {}});
+            } else if (kind < 8) {
+              std::vector<uint8_t> data = pattern(size, uint32_t(rng.next()));
+              std::memcpy(model.data() + off, data.data(), size);
+              recs.push_back(write_rec(reg, off, std::move(data)));
+              e.resps.push_back({pd3_op_id(PD3_OP_WRITE, i), 0, size, {}});
+            } else {
+              recs.push_back(read_rec(reg, off, size));
+              e.resps.push_back({pd3_op_id(PD3_OP_READ, i), 0, size,
+                                 std::vector<uint8_t>(model.begin() + off, model.begin() + off + size)});
+            }
+          }
+          if (c.send(frame_of(sent, recs)) != PD3_OK) err.fail("client %u: send failed", t);
+          owed.push_back(std::move(e));
+          ++sent;
+        }
+        Frame f;
+        std::vector<Resp> got;
+        if (c.read_frame(&f, 3000) != 1 || !parse_response(f, &got)) {
+          err.fail("client %u: no well-formed response to frame %llu", t, (unsigned long long)owed.front().seq);
+          break;
+        }
+        const Expected& e = owed.front();
+        if (f.hdr.seq != e.seq || got.size() != e.resps.size()) {
+          err.fail("client %u: response seq %llu count %zu, expected %llu / %zu", t, (unsigned long long)f.hdr.seq,
+                   got.size(), (unsigned long long)e.seq, e.resps.size());
+        } else {
+          for (size_t i = 0; i < got.size(); ++i) {
+            const Resp& a = got[i];
+            const Resp& b = e.resps[i];
+            if (a.op_id != b.op_id || a.status != b.status || a.size != b.size || a.data != b.data)
+              err.fail("client %u frame %llu record %zu differs from the model", t, (unsigned long long)e.seq, i);
+          }
+        }
+        owed.pop_front();
+        ++answered;
+      }
+      errors[t] = err.n;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (uint32_t t = 0; t < 4; ++t) CHECK_EQ(errors[t], 0u);
+  CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) { return s.frames == 4ull * frames && s.protocol_errors == 0; }));
+}
+
+namespace {
+
+// One key/value record in the built-in record format (pd3/record.h).
+std::vector<uint8_t> kv_record(std::string_view key, std::string_view value) {
+  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
+  std::vector<uint8_t> out(sizeof h + key.size() + value.size());
+  std::memcpy(out.data(), &h, sizeof h);
+  std::memcpy(out.data() + sizeof h, key.data(), key.size());
+  std::memcpy(out.data() + sizeof h + key.size(), value.data(), value.size());
+  return out;
+}
+
+// A fresh directory under /tmp, removed with everything in it at scope exit.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char templ[] = "/tmp/pd3-tcp-test-XXXXXX";
+    if (mkdtemp(templ) != nullptr) path = templ;
+  }
+  ~TempDir() {
+    if (!path.empty()) std::filesystem::remove_all(path);
+  }
+};
+
+// A TcpServer over the real MemStore in `dir`.
+int start_real(const std::string& dir, std::unique_ptr<pd3::TcpServer>* out) {
+  pd3::MemStoreOptions mo;
+  mo.server_id = 5;
+  mo.capacity = 64u << 20;
+  mo.data_dir = dir;
+  mo.sync = pd3::SyncMode::kBatch;
+  mo.index_initial_keys = 1024;
+  std::unique_ptr<pd3::MemStore> store;
+  if (const int rc = pd3::MemStore::open(mo, &store)) return rc;
+  pd3::TcpServerOptions opt;
+  opt.token = kToken;
+  return pd3::TcpServer::start(opt, std::move(store), out);
+}
+
+}  // namespace
+
+TEST(tcp_server_real_mem_store_round_trip_and_restart) {
+  TempDir dir;
+  REQUIRE(!dir.path.empty());
+  std::unique_ptr<pd3::TcpServer> server;
+  REQUIRE(start_real(dir.path, &server) == PD3_OK);
+  const std::vector<uint8_t> page = [] {
+    std::vector<uint8_t> p = kv_record("user:1", "alice");
+    const std::vector<uint8_t> b = kv_record("user:2", std::string(3000, 'b'));
+    p.insert(p.end(), b.begin(), b.end());
+    return p;
+  }();
+  uint16_t reg = 0;
+  {
+    Client c;
+    REQUIRE(c.connect(server->port()) == PD3_OK);
+    pd3_hello_reply reply{};
+    REQUIRE(c.hello(kToken, &reply) == PD3_OK);
+    CHECK_EQ(reply.server_id, 5u);
+    CHECK_EQ(reply.capacity, 64u << 20);
+    CHECK_EQ(reply.free_bytes, 64u << 20);
+
+    std::vector<Resp> r;
+    REQUIRE(round_trip(c, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 1u << 20, {}}}, &r));
+    REQUIRE(r[0].status == 0 && r[0].data.size() == sizeof(pd3_alloc_reply));
+    pd3_alloc_reply alloc;
+    std::memcpy(&alloc, r[0].data.data(), sizeof alloc);
+    reg = alloc.region;
+    CHECK_EQ(pd3_region_server(reg), 5u);
+
+    // One frame: write the page, read it back, prefetch a key in it and one that is not there.
+    std::vector<uint8_t> frame;
+    pd3::FrameBuilder b(&frame);
+    b.begin(PD3_FRAME_REQUEST, 2);
+    b.request(pd3_request{pd3_op_id(PD3_OP_WRITE, 1), reg, 4096, uint32_t(page.size())}, page.data(),
+              uint32_t(page.size()));
+    b.request(pd3_request{pd3_op_id(PD3_OP_READ, 2), reg, 4096, uint32_t(page.size())}, nullptr, 0);
+    b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 3), "user:1", 6, 64);
+    b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 4), "user:9", 6, 64);
+    b.request(pd3_request{pd3_op_id(PD3_OP_READ, 5), reg, (1u << 20) - 1, 2}, nullptr, 0);
+    b.finish();
+    REQUIRE(c.send(frame) == PD3_OK);
+    Frame f;
+    REQUIRE(c.read_frame(&f) == 1);
+    REQUIRE(parse_response(f, &r) && r.size() == 5);
+    CHECK_EQ(r[0].status, 0);
+    CHECK(r[1].data == page);
+    CHECK_EQ(r[2].status, 0);
+    CHECK(std::string(r[2].data.begin(), r[2].data.end()) == "alice");
+    CHECK_EQ(r[3].status, -PD3_E_NOT_FOUND);
+    CHECK_EQ(r[4].status, -PD3_E_RANGE);
+  }
+  CHECK([&] {
+    const auto t0 = Clock::now();
+    while (pd3test::ms_since(t0) < 2000) {
+      const pd3::TcpServerStats s = server->stats();
+      if (s.store.regions == 1 && s.store.index_keys == 2 && s.store.syncs > 0 && s.free_bytes == 63u << 20) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }());
+  server.reset();  // stops, closes, releases the store
+
+  // A new server over the same directory answers from what the first one acknowledged.
+  REQUIRE(start_real(dir.path, &server) == PD3_OK);
+  Client c;
+  REQUIRE(c.open(server->port()) == PD3_OK);
+  std::vector<Resp> r;
+  REQUIRE(round_trip(c, 3, {read_rec(reg, 4096, uint32_t(page.size()))}, &r));
+  CHECK(r[0].data == page);
+  std::vector<uint8_t> frame;
+  pd3::FrameBuilder b(&frame);
+  b.begin(PD3_FRAME_REQUEST, 4);
+  b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 1), "user:2", 6, 4096);
+  b.request(pd3_request{pd3_op_id(PD3_OP_CONTROL, 2), PD3_CTL_DEALLOCATE, reg, 0}, nullptr, 0);
+  b.request(pd3_request{pd3_op_id(PD3_OP_READ, 3), reg, 0, 8}, nullptr, 0);
+  b.finish();
+  REQUIRE(c.send(frame) == PD3_OK);
+  Frame f;
+  REQUIRE(c.read_frame(&f) == 1);
+  REQUIRE(parse_response(f, &r) && r.size() == 3);
+  CHECK_EQ(r[0].status, 0);
+  CHECK_EQ(r[0].data.size(), 3000u);
+  CHECK_EQ(r[1].status, 0);
+  CHECK_EQ(r[2].status, -PD3_E_BAD_REGION);
+}
