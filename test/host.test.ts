@@ -131,9 +131,18 @@ describe('remote memory through the agent side of the rings', () => {
     await expect(h.write(1, 0, Buffer.alloc(100))).resolves.toBe(100);
   });
 
+  it('rejects requests at once with PD3_E_AGENT_DOWN while no agent is attached', async () => {
+    const h = host();
+    await expect(h.read(1, 0, 8)).rejects.toMatchObject({ code: 'PD3_E_AGENT_DOWN' });
+    await expect(h.write(1, 0, Buffer.alloc(8))).rejects.toMatchObject({ code: 'PD3_E_AGENT_DOWN' });
+    expect(h.inflight).toBe(0);
+  });
+
   it('rejects pending requests with PD3_E_CLOSED on close', async () => {
     const h = Pd3Host.create({ name: uniqueName('closed') });
+    const agent = AgentSession.attach(h.name); // beats once: the request goes to the ring
     const p = h.read(1, 0, 8);
+    agent.close();
     h.close();
     await expect(p).rejects.toMatchObject({ code: 'PD3_E_CLOSED' });
     expect(() => h.checkAndReturn(Buffer.from('k'), Buffer.alloc(8))).not.toThrow(); // mapping stays valid

@@ -62,12 +62,18 @@ int await_one(pd3_host* h, pd3_completion* c) {
   return PD3_E_TIMEOUT;
 }
 
+// Allocates a region; retries while the agent is still connecting to the server (UNAVAILABLE).
 uint16_t allocate_region(pd3_host* h, uint32_t bytes) {
-  pd3_completion c{};
-  int rc = pd3_host_allocate(h, bytes, 0);
-  if (rc < 0) die("allocate", rc);
-  if ((rc = await_one(h, &c)) != PD3_OK) die("allocate completion", rc);
-  return c.region;
+  const uint64_t deadline = now_ns() + 10'000'000'000ull;
+  for (;;) {
+    pd3_completion c{};
+    int rc = pd3_host_allocate(h, bytes, 0);
+    if (rc < 0) die("allocate", rc);
+    rc = await_one(h, &c);
+    if (rc == PD3_OK) return c.region;
+    if (rc != PD3_E_UNAVAILABLE || now_ns() > deadline) die("allocate completion", rc);
+    usleep(20000);
+  }
 }
 
 // One host thread: keeps `window` 64-byte requests in flight (alternating writes and reads at

@@ -50,6 +50,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   init_host(env, exports);
   init_agent(env, exports);
   init_host_view(env, exports);
+  init_engine(env, exports);
+  init_memserver(env, exports);
   return exports;
 }
 

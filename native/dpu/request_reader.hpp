@@ -16,6 +16,7 @@ struct RequestView {
   uint32_t record_len;     // bytes of header + payload (the record as the transport carries it)
   uint64_t pos;            // the slot's ring position: compare with req_fence before answering
   int status;              // PD3_OK, or PD3_E_CORRUPT: answer with this status
+  bool has_header;         // false: the slot is too short for a header, so there is no id to answer
 };
 
 // The host's fence (pd3_control.req_fence): requests below it were failed by the host.
@@ -54,7 +55,8 @@ int drain_requests(pd3_control* c, uint32_t max, Fn&& fn) {
     RequestView v{};
     v.payload = rec + sizeof(pd3_request);
     v.pos = pos;
-    if (len < sizeof(pd3_slot) + sizeof(pd3_request)) {
+    v.has_header = len >= sizeof(pd3_slot) + sizeof(pd3_request);
+    if (!v.has_header) {
       v.status = PD3_E_CORRUPT;
     } else {
       std::memcpy(&v.hdr, rec, sizeof v.hdr);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/host_view.hpp"
 
@@ -54,6 +55,12 @@ struct EngineStats {
   uint64_t lz_invalidations = 0;
 };
 
+// Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
+#define PD3_ENGINE_STATS_FIELDS(X)                                                                  \
+  X(batches) X(records) X(frames_sent) X(bytes_sent) X(bytes_received) X(responses) X(errors)        \
+  X(unavailable) X(fenced) X(reconnects) X(servers_up) X(request_ring_bytes) X(response_backlog)     \
+  X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
+
 // State of one memory server as the engine sees it.
 struct ServerState {
   Endpoint endpoint;
@@ -79,6 +86,8 @@ class TransferEngine {
   virtual EngineStats stats() const = 0;
   // Thread-safe snapshot.
   virtual std::vector<ServerState> servers() const = 0;
+  // The engine's structured log events (connections lost and regained, refused tokens, ...).
+  virtual LogQueue& log() = 0;
 };
 
 }  // namespace pd3

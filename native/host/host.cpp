@@ -136,10 +136,21 @@ int check_issuer(const pd3_host* h) {
   return PD3_OK;
 }
 
+// CLOCK_MONOTONIC_COARSE: a few ns instead of ~20, at a resolution of a few ms, which is plenty
+// against a timeout of (by default) a second. Checked on every request issued.
+uint64_t coarse_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
 bool agent_alive(const HostCore& core) {
   // acquire: pairs with the agent's release store of its beat (nothing depends on it but freshness).
   const uint64_t beat = pd3::aref(core.control()->agent_heartbeat_ns).load(std::memory_order_acquire);
-  return beat != 0 && monotonic_ns() - beat < uint64_t(core.agent_timeout_ms) * 1000000ull;
+  if (beat == 0) return false;
+  const uint64_t now = coarse_ns();
+  // The coarse clock lags the agent's precise one by up to a tick: a beat "from the future" is fresh.
+  return now < beat || now - beat < uint64_t(core.agent_timeout_ms) * 1000000ull;
 }
 
 // Sends one request to a memory server directly (agent down with PD3_FALLBACK_DIRECT, or
@@ -186,14 +197,33 @@ int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t s
                    core.agent_timeout_ms);
 }
 
-// Queues a completion on the issuing handle (under id_mu) and frees or quarantines the id.
-void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine) {
-  Inflight& e = core.table[id];
-  if (e.handle != nullptr) {
-    std::lock_guard qlock(e.handle->queue_mu);
-    e.handle->queue.push_back(c);
-    e.handle->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
+// Completions on their way to handle queues: consecutive ones for the same handle are queued
+// under one lock (a poll usually completes a whole batch of one handle's requests).
+class CompletionSink {
+ public:
+  ~CompletionSink() { flush(); }
+  void push(pd3_host* h, const pd3_completion& c) {
+    if (h != handle_) flush();
+    handle_ = h;
+    batch_.push_back(c);
   }
+  void flush() {
+    if (handle_ == nullptr || batch_.empty()) return;
+    std::lock_guard qlock(handle_->queue_mu);
+    handle_->queue.insert(handle_->queue.end(), batch_.begin(), batch_.end());
+    handle_->inflight.fetch_sub(uint32_t(batch_.size()), std::memory_order_relaxed);  // relaxed: a statistic
+    batch_.clear();
+  }
+
+ private:
+  pd3_host* handle_ = nullptr;
+  std::vector<pd3_completion> batch_;
+};
+
+// Hands a completion to the issuing handle (under id_mu) and frees or quarantines the id.
+void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine, CompletionSink& sink) {
+  Inflight& e = core.table[id];
+  if (e.handle != nullptr) sink.push(e.handle, c);
   if (e.via_ring) --core.ring_inflight;
   if (quarantine) {
     e.handle = nullptr;
@@ -219,11 +249,12 @@ void declare_agent_down(HostCore& core) {
   // release: an agent that sees the fence also sees everything before it (pairs with request_fence).
   pd3::aref(c->req_fence).store(fence, std::memory_order_release);
   core.quarantine_fence = fence;
+  CompletionSink sink;
   for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
     Inflight& e = core.table[id];
     if (!e.busy || !e.via_ring) continue;
     const pd3_completion done{e.user_data, PD3_E_AGENT_DOWN, 0, uint16_t(id), e.op, e.region, 0};
-    finish(core, id, done, /*quarantine=*/true);
+    finish(core, id, done, /*quarantine=*/true, sink);
   }
 }
 
@@ -241,10 +272,9 @@ void release_quarantine(HostCore& core, uint64_t ack) {
   core.quarantine_fence = 0;
 }
 
-// Routes one response to its handle's queue (under id_mu); drops it if the handle was closed.
-void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool well_formed) {
+// Routes one response to its handle's queue; drops it if the handle was closed. Caller holds id_mu.
+void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool well_formed, CompletionSink& sink) {
   const uint32_t id = pd3_id_of(r.op_id);
-  std::lock_guard lock(core.id_mu);
   Inflight& e = core.table[id];
   if (!e.busy || e.quarantined || e.op != pd3_op_of(r.op_id)) {
     core.stray_responses.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistic
@@ -266,7 +296,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
       c.size = reply.capacity;
     }
   }
-  finish(core, id, c, /*quarantine=*/false);
+  finish(core, id, c, /*quarantine=*/false, sink);
 }
 
 // Everything poll and wait do before handing out completions: drain the response ring, pump the
@@ -279,19 +309,29 @@ void collect(HostCore& core) {
       // acquire: pairs with the agent's release in ack_fence; responses published before the ack
       // are then visible to the drain below.
       const uint64_t ack = pd3::aref(core.control()->agent_fence_ack).load(std::memory_order_acquire);
-      const int rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT, [&](const pd3_response& r,
-                                                                                const uint8_t* data, bool ok) {
-        complete(core, r, data, ok);
-      });
+      int rc;
+      {
+        // One id_mu hold for the whole batch; issuers wait at most one drain (bounded by the ring).
+        std::lock_guard ids(core.id_mu);
+        CompletionSink sink;
+        rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT,
+                                  [&](const pd3_response& r, const uint8_t* data, bool ok) {
+                                    complete(core, r, data, ok, sink);
+                                  });
+      }
       // relaxed: the flag guards nothing but further drains; a late observer drains once more.
       if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
       release_quarantine(core, ack);
     }
   }
   if (core.direct) {
+    // Lock order: the direct path's mutex, then id_mu (issue_direct takes them one at a time).
+    // id_mu is taken per response, not across the pump's socket calls, so issuers never wait on I/O.
+    CompletionSink sink;
     core.direct->pump([&](uint16_t, const pd3::TransportResponse& t) {
       const pd3_response r{t.op_id, t.status, t.size};
-      complete(core, r, t.data, true);
+      std::lock_guard ids(core.id_mu);
+      complete(core, r, t.data, true, sink);
     });
   }
   bool ring_waiting;

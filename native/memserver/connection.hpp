@@ -10,7 +10,7 @@
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "memserver/mem_store.hpp"
-#include "memserver/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace pd3 {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "memserver/mapping.hpp"
-#include "memserver/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace pd3 {
 

@@ -1,4 +1,4 @@
-// unique_fd.hpp — an owned file descriptor, closed when its owner goes away.
+// unique_fd.hpp — RAII ownership of one file descriptor (sockets, epoll, files).
 #pragma once
 
 #include <unistd.h>
@@ -7,17 +7,14 @@
 
 namespace pd3 {
 
-// A file descriptor with a single owner (RAII, move-only); -1 means none.
+// Owns a file descriptor and closes it on destruction or reset; -1 means none.
 class UniqueFd {
  public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) : fd_(fd) {}
   UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
   UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
+    if (this != &o) reset(std::exchange(o.fd_, -1));
     return *this;
   }
   UniqueFd(const UniqueFd&) = delete;
@@ -26,9 +23,10 @@ class UniqueFd {
 
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
-  void reset() {
+  // Closes the current descriptor (if any) and takes `fd`.
+  void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    fd_ = fd;
   }
 
  private:

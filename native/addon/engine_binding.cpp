@@ -1,0 +1,156 @@
+// engine_binding.cpp — EngineHandle: a running Transfer Engine for TS (thin wrapper of
+// pd3::TransferEngine; the JS surface is NativeEngine in host/native.ts).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "addon.hpp"
+#include "common/net.hpp"
+#include "dpu/transfer_engine.hpp"
+
+namespace pd3addon {
+
+namespace {
+
+// new EngineHandle(options: NativeEngineOptions). The constructor blocks until every memory
+// server was tried once (at most connectTimeoutMs).
+class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
+ public:
+  static void Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function cls = DefineClass(
+        env, "EngineHandle",
+        {InstanceMethod<&EngineHandle::Stats>("stats"), InstanceMethod<&EngineHandle::Servers>("servers"),
+         InstanceMethod<&EngineHandle::TakeLogs>("takeLogs"), InstanceMethod<&EngineHandle::Close>("close")});
+    exports.Set("EngineHandle", cls);
+  }
+
+  explicit EngineHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineHandle>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "EngineHandle(options)");
+    Napi::Object o = info[0].As<Napi::Object>();
+    auto text = [&](const char* k) {
+      if (!o.Get(k).IsString()) throw Napi::TypeError::New(env, std::string(k) + " must be a string");
+      return o.Get(k).As<Napi::String>().Utf8Value();
+    };
+    auto num = [&](const char* k, uint64_t dflt, uint64_t max) {
+      Napi::Value v = o.Get(k);
+      if (v.IsUndefined()) return dflt;
+      if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(k) + " must be a number");
+      const double d = v.As<Napi::Number>().DoubleValue();
+      if (!(d >= 0 && d <= double(max)) || d != double(uint64_t(d)))
+        throw Napi::RangeError::New(env, std::string(k) + " must be an integer in [0, " + std::to_string(max) + "]");
+      return uint64_t(d);
+    };
+    pd3::EngineOptions opt;
+    opt.segment = text("segment");
+    opt.token = text("token");
+    if (!o.Get("servers").IsArray()) throw Napi::TypeError::New(env, "servers must be an array of \"host:port\"");
+    Napi::Array servers = o.Get("servers").As<Napi::Array>();
+    for (uint32_t i = 0; i < servers.Length(); ++i) {
+      pd3::Endpoint ep;
+      Napi::Value s = servers.Get(i);
+      if (!s.IsString() || !pd3::parse_endpoint(s.As<Napi::String>().Utf8Value(), &ep))
+        throw Napi::TypeError::New(env, "servers[" + std::to_string(i) + "] must be \"host:port\"");
+      opt.servers.push_back(ep);
+    }
+    constexpr uint64_t kU32 = 0xFFFFFFFFull;
+    opt.max_batch_records = uint32_t(num("maxBatchRecords", opt.max_batch_records, kU32));
+    opt.max_batch_bytes = uint32_t(num("maxBatchBytes", opt.max_batch_bytes, kU32));
+    opt.batch_delay_us = uint32_t(num("batchDelayUs", opt.batch_delay_us, kU32));
+    opt.max_outstanding = uint32_t(num("maxOutstanding", opt.max_outstanding, kU32));
+    opt.response_buffer_bytes = num("responseBufferBytes", opt.response_buffer_bytes, 1ull << 40);
+    opt.request_timeout_ms = uint32_t(num("requestTimeoutMs", opt.request_timeout_ms, kU32));
+    opt.connect_timeout_ms = uint32_t(num("connectTimeoutMs", opt.connect_timeout_ms, kU32));
+    opt.reconnect_ms = uint32_t(num("reconnectMs", opt.reconnect_ms, kU32));
+    opt.idle_spin_us = uint32_t(num("idleSpinUs", opt.idle_spin_us, kU32));
+    opt.idle_sleep_us = uint32_t(num("idleSleepUs", opt.idle_sleep_us, kU32));
+    opt.host_view = o.Get("hostView").IsUndefined() ? true : o.Get("hostView").ToBoolean().Value();
+    opt.host_view_options.capacity = num("hostViewCapacity", 0, 4000000000ull);
+    opt.host_view_options.shards = uint32_t(num("hostViewShards", 1, 64));
+    if (const int rc = pd3::TransferEngine::start(opt, &engine_)) throw_status(env, rc, "TransferEngine");
+  }
+
+ private:
+  pd3::TransferEngine& engine(Napi::Env env) {
+    if (!engine_) throw Napi::Error::New(env, "the engine is closed");
+    return *engine_;
+  }
+
+  // stats(): every EngineStats field, by its C++ name.
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    const pd3::EngineStats s = engine(info.Env()).stats();
+    Napi::Object o = Napi::Object::New(info.Env());
+#define PD3_SET_FIELD(name) o.Set(#name, double(s.name));
+    PD3_ENGINE_STATS_FIELDS(PD3_SET_FIELD)
+#undef PD3_SET_FIELD
+    return o;
+  }
+
+  // servers(): NativeServerState[]
+  Napi::Value Servers(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const auto states = engine(env).servers();
+    Napi::Array out = Napi::Array::New(env, states.size());
+    for (uint32_t i = 0; i < states.size(); ++i) {
+      Napi::Object s = Napi::Object::New(env);
+      s.Set("endpoint", states[i].endpoint.str());
+      s.Set("connected", states[i].connected);
+      s.Set("serverId", states[i].server_id);
+      s.Set("capacity", double(states[i].capacity));
+      s.Set("freeBytes", double(states[i].free_bytes));
+      s.Set("lastError", states[i].last_error);
+      out.Set(i, s);
+    }
+    return out;
+  }
+
+  // takeLogs(): {events: NativeLogEvent[], dropped}; after close(), the events of the shutdown.
+  Napi::Value TakeLogs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint64_t dropped = 0;
+    std::vector<pd3::LogEvent> events;
+    if (engine_) {
+      events = engine_->log().take(&dropped);
+    } else {
+      events = std::move(final_logs_);
+      dropped = final_dropped_;
+      final_logs_.clear();
+      final_dropped_ = 0;
+    }
+    Napi::Array list = Napi::Array::New(env, events.size());
+    for (uint32_t i = 0; i < events.size(); ++i) {
+      Napi::Object e = Napi::Object::New(env);
+      e.Set("level", pd3::log_level_name(events[i].level));
+      e.Set("event", events[i].event);
+      e.Set("message", events[i].message);
+      list.Set(i, e);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("events", list);
+    o.Set("dropped", double(dropped));
+    return o;
+  }
+
+  // close(): stops the thread (answering what it holds) and detaches; idempotent. The log events
+  // up to the stop are kept for a last takeLogs().
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (engine_) {
+      engine_->stop();
+      uint64_t dropped = 0;
+      for (pd3::LogEvent& e : engine_->log().take(&dropped)) final_logs_.push_back(std::move(e));
+      final_dropped_ += dropped;
+      engine_.reset();
+    }
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<pd3::TransferEngine> engine_;
+  std::vector<pd3::LogEvent> final_logs_;  // taken at close(), handed out by the next takeLogs()
+  uint64_t final_dropped_ = 0;
+};
+
+}  // namespace
+
+void init_engine(Napi::Env env, Napi::Object exports) { EngineHandle::Init(env, exports); }
+
+}  // namespace pd3addon

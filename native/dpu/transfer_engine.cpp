@@ -1,0 +1,728 @@
+// transfer_engine.cpp — the Transfer Engine's thread: takes host requests from the request ring,
+// routes them to memory-server links, receives responses into the unified response buffer, keeps
+// Host View and the Loading Zone right (Table 2) and publishes responses to the host.
+#include "dpu/transfer_engine.hpp"
+
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/atomics.hpp"
+#include "common/error.hpp"
+#include "common/transport_codec.hpp"
+#include "dpu/agent_session.hpp"
+#include "dpu/host_replies.hpp"
+#include "dpu/response_buffer.hpp"
+#include "dpu/server_link.hpp"
+#include "common/unique_fd.hpp"
+#include "pd3/record.h"
+#include "pd3/status.h"
+
+namespace pd3 {
+
+namespace {
+
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kMs = 1000000;
+constexpr uint64_t kBeatEveryNs = 100 * kUs;  // beat this often while busy
+constexpr uint64_t kBeatAtLeastNs = 900 * kUs;  // and never sleep past this (a beat per ms at worst)
+constexpr uint64_t kGaugesEveryNs = 1 * kMs;    // gauges of an idle engine are refreshed this often
+constexpr int kMaxEvents = 64;
+constexpr uint64_t kDefaultHostViewKeys = 1u << 20;
+
+// The engine's counters. One writer (the engine thread) and any number of readers (stats()):
+// every access is relaxed because each counter is an independent statistic that publishes no
+// other memory, and a reader only needs some recent value of each.
+struct Counters {
+#define PD3_COUNTER_FIELD(name) std::atomic<uint64_t> name{0};
+  PD3_ENGINE_STATS_FIELDS(PD3_COUNTER_FIELD)
+#undef PD3_COUNTER_FIELD
+};
+
+// Single writer: a relaxed load and store instead of a locked read-modify-write (see Counters).
+void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+void set(std::atomic<uint64_t>& gauge, uint64_t v) { gauge.store(v, std::memory_order_relaxed); }
+
+int validate(const EngineOptions& o) {
+  if (o.segment.empty()) return fail(PD3_E_INVAL, "segment name is empty");
+  if (o.servers.empty() || o.servers.size() > PD3_MAX_SERVERS)
+    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %u are supported", o.servers.size(), PD3_MAX_SERVERS);
+  for (const Endpoint& ep : o.servers)
+    if (ep.host.empty() || ep.port == 0) return fail(PD3_E_INVAL, "memory server '%s' is not host:port", ep.str().c_str());
+  if (o.token.size() > PD3_TOKEN_MAX) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
+  if (o.max_batch_records == 0 || o.max_batch_records > PD3_MAX_INFLIGHT)
+    return fail(PD3_E_INVAL, "max_batch_records %u outside [1, %u]", o.max_batch_records, PD3_MAX_INFLIGHT);
+  if (o.max_batch_bytes < sizeof(pd3_frame) + sizeof(pd3_request) || o.max_batch_bytes > PD3_FRAME_MAX_LIMIT)
+    return fail(PD3_E_INVAL, "max_batch_bytes %u outside [%zu, %u]", o.max_batch_bytes,
+                sizeof(pd3_frame) + sizeof(pd3_request), PD3_FRAME_MAX_LIMIT);
+  if (o.max_outstanding == 0 || o.max_outstanding > 1024)
+    return fail(PD3_E_INVAL, "max_outstanding %u outside [1, 1024]", o.max_outstanding);
+  if (o.response_buffer_bytes < 4096 || o.response_buffer_bytes > PD3_FRAME_MAX_LIMIT)
+    return fail(PD3_E_INVAL, "response_buffer_bytes %llu outside [4096, %u]",
+                (unsigned long long)o.response_buffer_bytes, PD3_FRAME_MAX_LIMIT);
+  if (o.request_timeout_ms == 0 || o.connect_timeout_ms == 0 || o.reconnect_ms == 0)
+    return fail(PD3_E_INVAL, "request_timeout_ms, connect_timeout_ms and reconnect_ms must be at least 1");
+  if (o.idle_sleep_us > 1000)
+    return fail(PD3_E_INVAL, "idle_sleep_us %u above 1000: the heartbeat must beat every millisecond", o.idle_sleep_us);
+  if (o.batch_delay_us > 1000000 || o.idle_spin_us > 1000000)
+    return fail(PD3_E_INVAL, "batch_delay_us and idle_spin_us must be at most 1000000");
+  return PD3_OK;
+}
+
+// Calls fn(key, key_len) for each key of a data record (pd3/record.h, the built-in format).
+template <class Fn>
+void for_each_key(const uint8_t* data, uint64_t len, Fn&& fn) {
+  uint64_t at = 0;
+  pd3_kv_entry e;
+  while (pd3_kv_next(data, len, &at, &e)) fn(data + e.key_off, e.key_len);
+}
+
+// The implementation behind TransferEngine.
+class Engine final : public TransferEngine {
+ public:
+  explicit Engine(const EngineOptions& options) : options_(options) {}
+  ~Engine() override { stop(); }
+
+  int init();
+  void launch();
+
+  void stop() override;
+  EngineStats stats() const override;
+  std::vector<ServerState> servers() const override;
+  LogQueue& log() override { return log_; }
+
+ private:
+  void run();
+  bool service_sockets(uint64_t now);
+  bool service_timers(uint64_t now);
+  bool take_requests(uint64_t now);
+  bool dispatch(uint64_t now);
+  bool publish();
+  void idle_wait(uint64_t now, uint64_t last_beat);
+  void shutdown();
+
+  // Routing (paper §6.1: requests to the server named by their region's top bits).
+  void route(const RequestView& v, uint64_t now);
+  int link_for_region(uint16_t region, int* status) const;
+  int pick_allocate_link(uint32_t size, uint32_t tried, bool retry) const;
+  void send_allocate(int link, const LinkRecord& meta, uint64_t now);
+  void forward(int link, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now);
+
+  // Responses.
+  int check_frame(const ServerLink& link, const ReceivedFrame& f) const;
+  void deliver(int link, ReceivedFrame& f, uint64_t now);
+  bool after_allocate(int link, const LinkRecord& req, int status, const TransportResponse& r, uint64_t now);
+  void reply(uint64_t pos, uint16_t op_id, int status, uint32_t size = 0, const uint8_t* data = nullptr);
+  void fail_request(uint64_t pos, uint16_t op_id, int status);
+  void fail_records(const std::vector<LinkRecord>& records, int status);
+  std::string stats_text() const;
+
+  // Links.
+  void fail_link(int link, int status, const std::string& why, uint64_t now);
+  void on_link_up(int link);
+  void refresh_server(int link);
+
+  // Host View (Table 2).
+  void run_host_view(HostViewOp op, std::vector<uint64_t>* hashes);
+  void update_gauges();
+
+  EngineOptions options_;
+  std::unique_ptr<AgentSession> session_;
+  pd3_control* control_ = nullptr;
+  std::unique_ptr<HostView> host_view_;
+  std::unique_ptr<ResponseBuffer> buffer_;
+  UniqueFd epoll_;
+  std::vector<std::unique_ptr<ServerLink>> links_;
+  int link_of_server_[PD3_MAX_SERVERS];  // server id → link index of the connected server, or -1
+  std::vector<bool> seen_up_;            // per link: it connected at least once
+  std::vector<std::string> logged_;      // per link: the connect failure last logged
+  HostReplies replies_;
+  std::map<uint16_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
+  std::vector<uint64_t> erase_hashes_;   // this pass's written keys (Table 2: Del after ①)
+  std::vector<uint64_t> insert_hashes_;  // this pass's read keys (Table 2: Add before ④)
+  std::vector<uint8_t> verdicts_;
+  std::vector<ReceivedFrame> received_;
+  std::vector<LinkRecord> orphans_;
+  bool ring_broken_logged_ = false;
+
+  LogQueue log_;
+  Counters counters_;
+  mutable std::mutex servers_mu_;  // guards servers_
+  std::vector<ServerState> servers_;
+
+  std::thread thread_;
+  std::mutex stop_mu_;  // serialises stop()
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> first_round_done_{false};
+};
+
+int Engine::init() {
+  if (const int rc = AgentSession::attach(options_.segment.c_str(), &session_)) return rc;
+  control_ = session_->control();
+  if (options_.host_view) {
+    HostViewOptions hv = options_.host_view_options;
+    if (hv.capacity == 0) hv.capacity = kDefaultHostViewKeys;
+    if (const int rc = HostView::create(hv, &host_view_))
+      return fail(rc, "Host View of %llu keys in %u shards: %s", (unsigned long long)hv.capacity, hv.shards,
+                  pd3_status_str(rc));
+  }
+  if (const int rc = ResponseBuffer::create(options_.response_buffer_bytes, &buffer_)) return rc;
+  epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_.valid()) return fail(PD3_E_SYS, "epoll_create1: %s", strerror(errno));
+  LinkOptions lo;
+  lo.token = options_.token;
+  lo.max_batch_records = options_.max_batch_records;
+  lo.max_batch_bytes = options_.max_batch_bytes;
+  lo.max_outstanding = options_.max_outstanding;
+  lo.batch_delay_ns = uint64_t(options_.batch_delay_us) * kUs;
+  lo.connect_timeout_ns = uint64_t(options_.connect_timeout_ms) * kMs;
+  lo.reconnect_ns = uint64_t(options_.reconnect_ms) * kMs;
+  lo.request_timeout_ns = uint64_t(options_.request_timeout_ms) * kMs;
+  lo.response_buffer_bytes = options_.response_buffer_bytes;
+  // A quarter of the buffer per frame keeps several frames in flight (pipelining) while the
+  // buffer is shared; a record whose response alone is larger still goes, in a frame of its own.
+  lo.frame_response_cap = options_.response_buffer_bytes / 4;
+  std::fill(std::begin(link_of_server_), std::end(link_of_server_), -1);
+  for (size_t i = 0; i < options_.servers.size(); ++i) {
+    links_.push_back(std::make_unique<ServerLink>(options_.servers[i], uint32_t(i), epoll_.get(), lo));
+    ServerState s;
+    s.endpoint = options_.servers[i];
+    servers_.push_back(s);
+  }
+  seen_up_.assign(links_.size(), false);
+  logged_.assign(links_.size(), std::string());
+  return PD3_OK;
+}
+
+void Engine::launch() {
+  thread_ = std::thread([this] { run(); });
+  // acquire: pairs with the engine thread's release store once every server was tried once, so
+  // servers() and the first requests see the connections made by then.
+  first_round_done_.wait(false, std::memory_order_acquire);
+}
+
+void Engine::stop() {
+  std::lock_guard lock(stop_mu_);
+  // relaxed: the flag only ends the loop; join() orders everything the thread did before us.
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+#define PD3_LOAD_FIELD(name) s.name = counters_.name.load(std::memory_order_relaxed);  // relaxed: see Counters
+  PD3_ENGINE_STATS_FIELDS(PD3_LOAD_FIELD)
+#undef PD3_LOAD_FIELD
+  return s;
+}
+
+std::vector<ServerState> Engine::servers() const {
+  std::lock_guard lock(servers_mu_);
+  return servers_;
+}
+
+// ---- the loop ------------------------------------------------------------------------------
+
+void Engine::run() {
+  uint64_t last_work = now_ns();
+  uint64_t last_beat = 0;
+  uint64_t last_gauges = 0;
+  uint64_t acked = UINT64_MAX;  // the fence last acknowledged (none yet)
+  // relaxed: see stop().
+  while (!stop_.load(std::memory_order_relaxed)) {
+    // Every response published after this load checks the fence itself, and every one published
+    // before it is ordered before the acknowledgement's release store below.
+    const uint64_t fence = request_fence(control_);
+    const uint64_t now = now_ns();
+    if (now - last_beat >= kBeatEveryNs) {
+      session_->beat();
+      last_beat = now;
+    }
+    bool worked = service_sockets(now);
+    worked |= service_timers(now);
+    worked |= take_requests(now);
+    worked |= dispatch(now);
+    worked |= publish();
+    // Stored only when it changed: the host reads this cache line on every request it issues.
+    // An unchanged fence was acknowledged already, and every response published since checked it.
+    if (fence != acked) {
+      ack_fence(control_, fence);
+      acked = fence;
+    }
+    if (worked || now - last_gauges >= kGaugesEveryNs) {
+      update_gauges();
+      last_gauges = now;
+    }
+    if (worked) {
+      last_work = now;
+    } else if (now - last_work >= uint64_t(options_.idle_spin_us) * kUs) {
+      idle_wait(now, last_beat);
+    }
+  }
+  shutdown();
+}
+
+bool Engine::service_sockets(uint64_t now) {
+  epoll_event events[kMaxEvents];
+  const int n = epoll_wait(epoll_.get(), events, kMaxEvents, 0);
+  for (int e = 0; e < n; ++e) {
+    const int li = int(events[e].data.u32);
+    ServerLink& link = *links_[li];
+    const bool was_up = link.up();
+    received_.clear();
+    const int rc = link.on_events(events[e].events, &received_);
+    const std::string why = rc != PD3_OK ? pd3_last_error() : std::string();
+    bool failed = false;
+    for (ReceivedFrame& f : received_) {
+      if (!failed && check_frame(link, f) != PD3_OK) {
+        const std::string violation = pd3_last_error();
+        fail_records(f.records, PD3_E_UNAVAILABLE);
+        buffer_->release(f.space.ticket);
+        fail_link(li, PD3_E_PROTOCOL, violation, now);
+        failed = true;
+      } else if (failed) {  // arrived after a violation on a link now closed: not trusted either
+        fail_records(f.records, PD3_E_UNAVAILABLE);
+        buffer_->release(f.space.ticket);
+      } else {
+        deliver(li, f, now);
+      }
+    }
+    if (failed) continue;
+    if (rc != PD3_OK) {
+      fail_link(li, rc, why, now);
+    } else if (!was_up && link.up()) {
+      on_link_up(li);
+    }
+  }
+  // Table 2: the read keys enter Host View before their responses reach the host (publish()).
+  run_host_view(HostViewOp::kInsert, &insert_hashes_);
+  return n > 0;
+}
+
+bool Engine::service_timers(uint64_t now) {
+  bool worked = false;
+  bool connecting = false;
+  for (size_t li = 0; li < links_.size(); ++li) {
+    ServerLink& link = *links_[li];
+    const LinkState before = link.state();
+    const int rc = link.state() == LinkState::kDown ? link.connect_if_due(now) : link.check_deadlines(now);
+    if (rc != PD3_OK) {
+      fail_link(int(li), rc, pd3_last_error(), now);
+      worked = true;
+    } else if (link.state() != before) {
+      worked = true;
+    }
+    connecting |= link.state() == LinkState::kConnecting || link.state() == LinkState::kHello;
+  }
+  // relaxed load: only this thread stores it.
+  if (!connecting && !first_round_done_.load(std::memory_order_relaxed)) {
+    // release: pairs with launch()'s acquire wait.
+    first_round_done_.store(true, std::memory_order_release);
+    first_round_done_.notify_all();
+  }
+  return worked;
+}
+
+bool Engine::take_requests(uint64_t now) {
+  // Back-pressure: while a server's unsent requests pile up (it is slow, or the response buffer
+  // is full), requests stay in the ring, where the host sees PD3_E_AGAIN once it fills.
+  for (const auto& link : links_)
+    if (link->backlogged()) return false;
+  const int n = session_->take_requests(options_.max_batch_records, [&](const RequestView& v) { route(v, now); });
+  if (n == PD3_E_CORRUPT && !ring_broken_logged_) {
+    log_.log(LogLevel::kError, "ring.corrupt", "the request ring's framing is broken; the host must recreate the segment");
+    ring_broken_logged_ = true;
+  }
+  // Table 2: the written keys leave Host View before the writes are sent (dispatch()).
+  run_host_view(HostViewOp::kErase, &erase_hashes_);
+  if (n <= 0) return false;
+  bump(counters_.batches);
+  bump(counters_.records, uint64_t(n));
+  return true;
+}
+
+bool Engine::dispatch(uint64_t now) {
+  bool worked = false;
+  for (size_t li = 0; li < links_.size(); ++li) {
+    ServerLink& link = *links_[li];
+    if (!link.up()) continue;
+    const uint64_t before = link.frames_sent();
+    if (const int rc = link.dispatch(now, *buffer_)) {
+      fail_link(int(li), rc, pd3_last_error(), now);
+      worked = true;
+    }
+    worked |= link.frames_sent() != before;
+  }
+  return worked;
+}
+
+bool Engine::publish() {
+  if (replies_.empty()) return false;
+  const PublishCounts c = replies_.publish(control_, *buffer_);
+  bump(counters_.responses, c.published);
+  bump(counters_.errors, c.errors);
+  bump(counters_.fenced, c.fenced);
+  return c.published + c.fenced > 0;
+}
+
+void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
+  uint64_t due = std::min(now + uint64_t(options_.idle_sleep_us) * kUs, last_beat + kBeatAtLeastNs);
+  for (const auto& link : links_) due = std::min(due, link->next_deadline(now));
+  if (due <= now) return;
+  const uint64_t ns = due - now;
+  const timespec ts{time_t(ns / 1000000000ull), long(ns % 1000000000ull)};
+  // Socket readiness on any link wakes us at once; the request ring has no doorbell, so it is
+  // checked again after at most idle_sleep_us.
+  pollfd p{epoll_.get(), POLLIN, 0};
+  ppoll(&p, 1, &ts, nullptr);
+}
+
+void Engine::shutdown() {
+  const uint64_t fence = request_fence(control_);
+  const uint64_t now = now_ns();
+  for (size_t li = 0; li < links_.size(); ++li) {
+    orphans_.clear();
+    links_[li]->close(now, *buffer_, &orphans_);
+    fail_records(orphans_, PD3_E_UNAVAILABLE);
+    refresh_server(int(li));
+  }
+  std::fill(std::begin(link_of_server_), std::end(link_of_server_), -1);
+  publish();
+  if (!replies_.empty())
+    log_.log(LogLevel::kWarn, "engine.undelivered", "%zu responses not delivered at stop: the response ring is full",
+             replies_.size());
+  replies_.clear(*buffer_);
+  ack_fence(control_, fence);
+  update_gauges();
+  log_.log(LogLevel::kInfo, "engine.stopped", "transfer engine stopped");
+}
+
+// ---- routing -------------------------------------------------------------------------------
+
+void Engine::route(const RequestView& v, uint64_t now) {
+  const uint16_t op_id = v.hdr.op_id;
+  if (!v.has_header) return;  // counted in agent_corrupt; no id to answer
+  if (v.status != PD3_OK) return reply(v.pos, op_id, v.status);
+  const uint8_t* record = v.payload - sizeof(pd3_request);
+  const LinkRecord meta{v.hdr, v.pos, 0, 0};
+  int status = PD3_OK;
+  switch (pd3_op_of(op_id)) {
+    case PD3_OP_WRITE:
+      // Table 2, after the DMA read ①: the written keys leave Host View (batched in
+      // take_requests) and their Loading Zone items are withdrawn, before the write is sent.
+      for_each_key(v.payload, v.hdr.size, [&](const uint8_t* key, uint32_t len) {
+        if (host_view_) erase_hashes_.push_back(host_view_key_hash(key, len));
+        bump(counters_.lz_invalidations, session_->zone().invalidate(key, len));
+      });
+      [[fallthrough]];
+    case PD3_OP_READ: {
+      const int li = link_for_region(v.hdr.region, &status);
+      if (li < 0) return fail_request(v.pos, op_id, status);
+      return forward(li, record, v.record_len, meta, now);
+    }
+    case PD3_OP_CONTROL:
+      switch (v.hdr.region) {
+        case PD3_CTL_ALLOCATE: {
+          const int li = pick_allocate_link(v.hdr.size, 0, false);
+          if (li < 0) return fail_request(v.pos, op_id, PD3_E_UNAVAILABLE);
+          return send_allocate(li, meta, now);
+        }
+        case PD3_CTL_DEALLOCATE: {
+          if (v.hdr.offset > 0xFFFF) return reply(v.pos, op_id, PD3_E_BAD_REGION);
+          const int li = link_for_region(uint16_t(v.hdr.offset), &status);
+          if (li < 0) return fail_request(v.pos, op_id, status);
+          return forward(li, record, v.record_len, meta, now);
+        }
+        case PD3_CTL_STATS: {
+          HostReply r;
+          r.pos = v.pos;
+          r.op_id = op_id;
+          r.text = stats_text();
+          r.size = uint32_t(r.text.size());
+          replies_.push(std::move(r));
+          return;
+        }
+        default:
+          return reply(v.pos, op_id, PD3_E_BAD_OP);
+      }
+    default:  // a host-issued PREFETCH: prefetches come from the agent's prefetcher, not the API
+      return reply(v.pos, op_id, PD3_E_BAD_OP);
+  }
+}
+
+int Engine::link_for_region(uint16_t region, int* status) const {
+  const int li = link_of_server_[pd3_region_server(region)];
+  if (li >= 0) return li;
+  // No connected server has that id: if every server is connected the region cannot exist,
+  // otherwise it may belong to one that is down.
+  const bool all_up = std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->up(); });
+  *status = all_up ? PD3_E_BAD_REGION : PD3_E_UNAVAILABLE;
+  return -1;
+}
+
+int Engine::pick_allocate_link(uint32_t size, uint32_t tried, bool retry) const {
+  int best = -1;
+  for (size_t li = 0; li < links_.size(); ++li) {
+    const ServerLink& link = *links_[li];
+    if (!link.up() || (tried >> li & 1u)) continue;
+    if (retry && link.free_bytes() < size) continue;  // a retry only goes where it may fit
+    if (best < 0 || link.free_bytes() > links_[best]->free_bytes()) best = int(li);
+  }
+  return best;
+}
+
+void Engine::send_allocate(int li, const LinkRecord& meta, uint64_t now) {
+  uint64_t& free = links_[li]->free_bytes();
+  free -= std::min<uint64_t>(free, meta.hdr.size);  // taken now so concurrent allocations spread
+  refresh_server(li);
+  forward(li, reinterpret_cast<const uint8_t*>(&meta.hdr), sizeof meta.hdr, meta, now);
+}
+
+void Engine::forward(int li, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now) {
+  TransportRequest t;
+  t.op_id = meta.hdr.op_id;
+  t.region = meta.hdr.region;
+  t.offset = meta.hdr.offset;
+  t.size = meta.hdr.size;
+  t.data_len = pd3_request_payload_len(&meta.hdr);
+  meta.space = response_space(t);
+  if (!links_[li]->fits(record_len, meta.space)) return reply(meta.pos, meta.hdr.op_id, PD3_E_TOO_BIG);
+  links_[li]->add(record, record_len, meta, now);
+}
+
+// ---- responses -----------------------------------------------------------------------------
+
+int Engine::check_frame(const ServerLink& link, const ReceivedFrame& f) const {
+  uint64_t at = 0;
+  for (size_t i = 0; i < f.records.size(); ++i) {
+    TransportResponse r;
+    decode_response(f.body + at, f.body_len - at, &r);  // cannot fail: the link validated the frame
+    at += r.record_len;
+    const LinkRecord& q = f.records[i];
+    // Named only when something is wrong: building the string per record costs more than the check.
+    const auto name = [&] { return link.endpoint().str(); };
+    if (r.op_id != q.hdr.op_id)
+      return fail(PD3_E_PROTOCOL, "%s: response %zu is for op/id %#x, the request was %#x", name().c_str(), i,
+                  unsigned(r.op_id), unsigned(q.hdr.op_id));
+    if (r.record_len > q.space)
+      return fail(PD3_E_PROTOCOL, "%s: response %zu takes %u bytes, %llu were reserved", name().c_str(), i, r.record_len,
+                  (unsigned long long)q.space);
+    if (r.status == 0 && pd3_op_of(q.hdr.op_id) == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_ALLOCATE) {
+      pd3_alloc_reply a{};
+      if (r.data_len != sizeof a) return fail(PD3_E_PROTOCOL, "%s: allocate reply of %u bytes", name().c_str(), r.data_len);
+      std::memcpy(&a, r.data, sizeof a);
+      if (int(pd3_region_server(a.region)) != link.server_id())
+        return fail(PD3_E_PROTOCOL, "%s (server %d) allocated region %#x of another server", name().c_str(), link.server_id(),
+                    unsigned(a.region));
+    }
+  }
+  return PD3_OK;
+}
+
+void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
+  uint64_t at = 0;
+  bool replied = false;
+  for (const LinkRecord& q : f.records) {
+    TransportResponse r;
+    decode_response(f.body + at, f.body_len - at, &r);  // checked by check_frame
+    at += r.record_len;
+    const int status = -int(r.status);
+    const uint32_t op = pd3_op_of(q.hdr.op_id);
+    if (op == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_ALLOCATE) {
+      if (after_allocate(li, q, status, r, now)) continue;  // retried on another server
+    } else if (op == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_DEALLOCATE && status == PD3_OK) {
+      if (auto it = region_bytes_.find(uint16_t(q.hdr.offset)); it != region_bytes_.end()) {
+        uint64_t& free = links_[li]->free_bytes();
+        free = std::min(free + it->second, links_[li]->capacity());
+        region_bytes_.erase(it);
+        refresh_server(li);
+      }
+    } else if (op == PD3_OP_READ && status == PD3_OK && host_view_) {
+      for_each_key(r.data, r.data_len,
+                   [&](const uint8_t* key, uint32_t len) { insert_hashes_.push_back(host_view_key_hash(key, len)); });
+    }
+    reply(q.pos, q.hdr.op_id, status, r.size, r.data_len ? r.data : nullptr);
+    replied = true;
+  }
+  // The frame's space is freed with its last reply (replies leave the backlog in order).
+  if (replied) {
+    replies_.back().release = f.space.ticket;
+  } else {
+    buffer_->release(f.space.ticket);
+  }
+}
+
+bool Engine::after_allocate(int li, const LinkRecord& req, int status, const TransportResponse& r, uint64_t now) {
+  ServerLink& link = *links_[li];
+  uint64_t& free = link.free_bytes();
+  free = std::min(free + req.hdr.size, link.capacity());  // undo the estimate send_allocate took
+  if (status == PD3_OK) {
+    pd3_alloc_reply a;
+    std::memcpy(&a, r.data, sizeof a);
+    free -= std::min<uint64_t>(free, a.capacity);
+    region_bytes_[a.region] = a.capacity;
+    refresh_server(li);
+    return false;
+  }
+  if (status != PD3_E_NOSPACE) {
+    refresh_server(li);
+    return false;
+  }
+  // This server cannot hold that much: remember it, and try the next one that may have room.
+  free = std::min<uint64_t>(free, req.hdr.size > 0 ? req.hdr.size - 1 : 0);
+  refresh_server(li);
+  LinkRecord retry = req;
+  retry.tried |= 1u << li;
+  const int next = pick_allocate_link(req.hdr.size, retry.tried, true);
+  if (next < 0) return false;
+  send_allocate(next, retry, now);
+  return true;
+}
+
+void Engine::reply(uint64_t pos, uint16_t op_id, int status, uint32_t size, const uint8_t* data) {
+  HostReply r;
+  r.pos = pos;
+  r.op_id = op_id;
+  r.status = status;
+  r.size = size;
+  r.data = data;
+  replies_.push(std::move(r));
+}
+
+void Engine::fail_request(uint64_t pos, uint16_t op_id, int status) {
+  if (status == PD3_E_UNAVAILABLE || status == PD3_E_TIMEOUT) bump(counters_.unavailable);
+  reply(pos, op_id, status);
+}
+
+void Engine::fail_records(const std::vector<LinkRecord>& records, int status) {
+  for (const LinkRecord& r : records) fail_request(r.pos, r.hdr.op_id, status);
+}
+
+std::string Engine::stats_text() const {
+  const EngineStats s = stats();
+  std::string text;
+#define PD3_STATS_LINE(name) text += #name "=" + std::to_string(s.name) + "\n";
+  PD3_ENGINE_STATS_FIELDS(PD3_STATS_LINE)
+#undef PD3_STATS_LINE
+  if (text.size() > PD3_STATS_REPLY_MAX) text.resize(PD3_STATS_REPLY_MAX);
+  return text;
+}
+
+// ---- links ---------------------------------------------------------------------------------
+
+void Engine::fail_link(int li, int status, const std::string& why, uint64_t now) {
+  ServerLink& link = *links_[li];
+  const bool was_up = link.up();
+  orphans_.clear();
+  link.close(now, *buffer_, &orphans_);
+  // The timeout case tells the host its server stopped answering; anything else, that it is gone.
+  fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
+  if (link.server_id() >= 0 && link_of_server_[link.server_id()] == li) link_of_server_[link.server_id()] = -1;
+  if (was_up) {
+    log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",
+             link.endpoint().str().c_str(), link.server_id(), why.c_str(), orphans_.size());
+  } else if (why != logged_[li]) {  // a server that stays down is logged once per reason
+    const bool refused = status == PD3_E_AUTH || status == PD3_E_BAD_VERSION || status == PD3_E_PROTOCOL;
+    log_.log(refused ? LogLevel::kError : LogLevel::kWarn, status == PD3_E_AUTH ? "server.auth" : "server.unreachable",
+             "%s: %s (retrying every %u ms)", link.endpoint().str().c_str(), why.c_str(), options_.reconnect_ms);
+  }
+  logged_[li] = why;
+  {
+    std::lock_guard lock(servers_mu_);
+    servers_[li].last_error = why;
+  }
+  refresh_server(li);
+}
+
+void Engine::on_link_up(int li) {
+  ServerLink& link = *links_[li];
+  const int id = link.server_id();
+  if (link_of_server_[id] >= 0 && link_of_server_[id] != li) {
+    const std::string why = "server id " + std::to_string(id) + " is already served by " +
+                            links_[link_of_server_[id]]->endpoint().str();
+    log_.log(LogLevel::kError, "server.duplicate_id", "%s: %s", link.endpoint().str().c_str(), why.c_str());
+    logged_[li] = why;  // fail_link below must not log it a second time
+    fail_link(li, PD3_E_PROTOCOL, why, now_ns());
+    return;
+  }
+  link_of_server_[id] = li;
+  if (seen_up_[li]) {
+    bump(counters_.reconnects);
+    log_.log(LogLevel::kInfo, "server.reconnected", "%s (server %d) is back", link.endpoint().str().c_str(), id);
+  } else {
+    log_.log(LogLevel::kInfo, "server.connected", "%s (server %d): %llu of %llu bytes free",
+             link.endpoint().str().c_str(), id, (unsigned long long)link.free_bytes(),
+             (unsigned long long)link.capacity());
+  }
+  seen_up_[li] = true;
+  logged_[li].clear();
+  refresh_server(li);
+}
+
+void Engine::refresh_server(int li) {
+  const ServerLink& link = *links_[li];
+  std::lock_guard lock(servers_mu_);
+  ServerState& s = servers_[li];
+  s.connected = link.up();
+  s.server_id = link.server_id();
+  s.capacity = link.capacity();
+  s.free_bytes = link.free_bytes();
+}
+
+// ---- Host View and gauges ------------------------------------------------------------------
+
+void Engine::run_host_view(HostViewOp op, std::vector<uint64_t>* hashes) {
+  if (hashes->empty()) return;
+  verdicts_.resize(hashes->size());
+  host_view_->run(op, hashes->data(), hashes->size(), verdicts_.data());
+  uint64_t hits = 0;
+  for (const uint8_t v : verdicts_) hits += v;
+  bump(op == HostViewOp::kInsert ? counters_.host_view_inserts : counters_.host_view_erases, hits);
+  set(counters_.host_view_keys, host_view_->size());
+  hashes->clear();
+}
+
+void Engine::update_gauges() {
+  uint64_t up = 0, inflight = 0, frames = 0, sent = 0, received = 0;
+  for (const auto& link : links_) {
+    up += link->up();
+    inflight += link->inflight_records();
+    frames += link->frames_sent();
+    sent += link->bytes_sent();
+    received += link->bytes_received();
+  }
+  set(counters_.servers_up, up);
+  set(counters_.inflight_records, inflight);
+  set(counters_.frames_sent, frames);
+  set(counters_.bytes_sent, sent);
+  set(counters_.bytes_received, received);
+  set(counters_.response_backlog, replies_.size());
+  // head first: tail only grows, so a tail read after it is never behind it (saturating anyway).
+  const uint64_t head = load_relaxed(control_->req_head);
+  const uint64_t tail = load_relaxed(control_->req_tail);
+  set(counters_.request_ring_bytes, tail > head ? tail - head : 0);
+}
+
+}  // namespace
+
+int TransferEngine::start(const EngineOptions& options, std::unique_ptr<TransferEngine>* out) {
+  clear_error();
+  if (out == nullptr) return fail(PD3_E_INVAL, "out is required");
+  if (const int rc = validate(options)) return rc;
+  auto engine = std::make_unique<Engine>(options);
+  if (const int rc = engine->init()) return rc;
+  engine->launch();
+  *out = std::move(engine);
+  return PD3_OK;
+}
+
+}  // namespace pd3
