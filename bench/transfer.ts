@@ -16,7 +16,7 @@ const BIN = join(root, 'build', 'pd3_bench_transfer');
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 6;
 const REPS = quick ? 1 : 3;
-const WINDOW = 512;
+const WINDOW = 4096;
 const LATENCY_READS = quick ? 2000 : 10000;
 
 /** What one run of the host program reports. */

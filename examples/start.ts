@@ -1,69 +1,99 @@
-// start.ts — `npm start`: the demo of what PD3 runs today, and a plain list of what is not built yet.
-import { Worker } from 'node:worker_threads';
-import { Pd3Host } from '../host/index.js';
+// start.ts — `npm start`: the demo of what PD3 runs today. It starts a real pd3-memserver and a
+// real pd3-agent on loopback, drives remote memory through them from this host process, kills
+// the agent to show the fallback, and stops everything it started (also on Ctrl-C).
+import { randomBytes } from 'node:crypto';
+import { startAgent, startMemserver, type Daemon } from '../bench/lib/processes.js';
+import { Pd3Error, Pd3Host } from '../host/index.js';
 
-const KEYS = 50_000;
 const name = `pd3-demo-${process.pid}`;
+const token = randomBytes(16).toString('hex');
 const line = (s = ''): void => console.log(s);
+const daemons: Daemon[] = [];
+let host: Pd3Host | null = null;
 
-line('PD3 demo — host library + the agent side of the shared segment');
-line('');
-const host = Pd3Host.create({ name, loadingZoneItems: 1 << 16, loadingZoneBytes: 16 << 20 });
-const agent = new Worker(new URL('./demo-agent.js', import.meta.url), { workerData: { name, keys: KEYS } });
-const stop = (): void => {
-  agent.postMessage('stop');
-  host.close();
-};
+async function stopAll(): Promise<void> {
+  host?.close();
+  host = null;
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+}
 process.once('SIGINT', () => {
-  stop();
-  process.exit(130);
+  void stopAll().then(() => process.exit(130));
 });
 
-try {
-  line(`segment /dev/shm/${name} created; agent worker attached: ${await waitAlive()}`);
+async function main(): Promise<void> {
+  line('PD3 demo — host library → shared segment → pd3-agent → TCP → pd3-memserver');
+  line('');
+  const server = await startMemserver({ token, capacity: '256M' });
+  daemons.push(server);
+  line(`pd3-memserver listening on 127.0.0.1:${server.port} (server id 0, 256 MiB)`);
+  host = Pd3Host.create({
+    name,
+    agentTimeoutMs: 300,
+    fallback: 'direct', // when the agent is gone, go to the memory server directly
+    directServers: [`127.0.0.1:${server.port}`],
+    directToken: token,
+  });
+  const agent = await startAgent(name, [server.port], token);
+  daemons.push(agent);
+  line(`pd3-agent attached to /dev/shm/${name} (pid ${agent.child.pid})`);
+  while (!host.agentAlive()) await new Promise((r) => setTimeout(r, 5));
 
-  // 1. Remote memory API through the request and response rings.
-  const { region, capacity } = await host.allocate(1 << 20);
+  // 1. Remote memory through the agent: writes in flight 100 at a time, then sequential reads.
+  const { region, capacity } = await retryUnavailable(() => host!.allocate(1 << 20));
   const N = 20_000;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < N; i += 100) {
     const batch: Array<Promise<unknown>> = [];
-    for (let j = i; j < i + 100; ++j) {
-      const v = Buffer.alloc(32, j & 0xff);
-      batch.push(host.write(region, (j * 32) % capacity, v));
-    }
+    for (let j = i; j < i + 100; ++j) batch.push(host.write(region, (j * 32) % capacity, Buffer.alloc(32, j & 0xff)));
     await Promise.all(batch);
   }
   const t1 = process.hrtime.bigint();
   let ok = 0;
   for (let i = 0; i < 1000; ++i) if ((await host.read(region, i * 32, 32))[0] === (i & 0xff)) ok++;
   const t2 = process.hrtime.bigint();
-  line(`rings: ${N} writes of 32 B in ${(Number(t1 - t0) / 1e6).toFixed(1)} ms (100 in flight); ` +
-       `1000 sequential reads, ${ok} correct, ${(Number(t2 - t1) / 1000 / 1000).toFixed(1)} µs each`);
-
-  // 2. The Loading Zone: the agent produces, the host takes with checkAndReturn.
-  agent.postMessage('prefetch');
-  await new Promise((r) => agent.once('message', r));
-  const dest = Buffer.alloc(64);
-  let hits = 0;
-  const t3 = process.hrtime.bigint();
-  for (let k = 0; k < KEYS; ++k) if (host.checkAndReturn(Buffer.from(`user:${k}`), dest) === 64 && dest.readUInt32LE(0) === k) hits++;
-  const t4 = process.hrtime.bigint();
-  line(`loading zone: ${hits}/${KEYS} prefetched items taken with checkAndReturn, ` +
-       `${(Number(t4 - t3) / KEYS).toFixed(0)} ns per call (incl. key encoding)`);
+  line(`through the agent: ${N} writes of 32 B in ${(Number(t1 - t0) / 1e6).toFixed(1)} ms (100 in flight); ` +
+       `1000 sequential reads, ${ok} correct, ${(Number(t2 - t1) / 1e6).toFixed(1)} µs each`);
   const s = host.stats();
-  line(`counters: requests ${s.host_requests}, responses ${s.host_responses}, agent batches ${s.agent_batches} ` +
-       `(${(s.agent_requests / Math.max(1, s.agent_batches)).toFixed(1)} requests per batch), items produced ${s.lz_produced}`);
+  line(`  agent batches ${s.agent_batches}, ${(s.agent_requests / Math.max(1, s.agent_batches)).toFixed(1)} requests per batch`);
+
+  // 2. Errors reach the caller with a status.
+  try {
+    await host.read(region, capacity - 8, 64);
+  } catch (e) {
+    line(`a read past the region's end: ${(e as Pd3Error).code}`);
+  }
+
+  // 3. The agent dies: requests fall back to the memory server directly (configured above).
+  await agent.kill();
+  daemons.splice(daemons.indexOf(agent), 1);
+  line(`pd3-agent killed (SIGKILL); waiting for its heartbeat to go stale...`);
+  while (host.agentAlive()) await new Promise((r) => setTimeout(r, 20));
+  const t3 = process.hrtime.bigint();
+  let direct = 0;
+  for (let i = 0; i < 1000; ++i) if ((await host.read(region, i * 32, 32))[0] === (i & 0xff)) direct++;
+  const t4 = process.hrtime.bigint();
+  line(`direct fallback: 1000 sequential reads, ${direct} correct, ${(Number(t4 - t3) / 1e6).toFixed(1)} µs each ` +
+       `(the host now pays for the transport itself)`);
   line('');
-  line('Not built yet, so not in this demo (see README.md, "Status"):');
-  line('  - pd3-memserver: the memory server and TCP transport (above, the agent worker answers from a local buffer)');
-  line('  - pd3-agent: the Transfer Engine process, Host View, packet mirror, parsers and prefetcher');
-  line('  - example data systems (pd3-kv, hash map, page server) and the end-to-end comparison');
-} finally {
-  stop();
+  line('Measure the two paths side by side: npm run bench -- transfer (docs/benchmarks.md).');
+  line('Not built yet (README.md, "Status"): packet mirror, parsers and prefetching into the Loading Zone');
+  line('(issue 5); the example data systems and the end-to-end comparison (issue 6).');
 }
 
-async function waitAlive(): Promise<boolean> {
-  for (let i = 0; i < 200 && !host.agentAlive(); ++i) await new Promise((r) => setTimeout(r, 10));
-  return host.agentAlive();
+// Allocation may race the agent's first connection to the server: retry briefly.
+async function retryUnavailable<T>(f: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; ++i) {
+    try {
+      return await f();
+    } catch (e) {
+      if (!(e instanceof Pd3Error) || e.code !== 'PD3_E_UNAVAILABLE' || i > 100) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+try {
+  await main();
+} finally {
+  await stopAll();
 }

@@ -65,9 +65,10 @@ interface Pending {
 
 const COMPLETION_FIELDS = 6;
 const POLL_BATCH = 256;
-// Empty polls on setImmediate before the pump falls back to a 1 ms timer (keeps latency low while
-// responses stream in, without spinning the event loop when the agent is slow).
-const SPIN_POLLS = 64;
+// How long the pump keeps polling on setImmediate after the last completion before it falls back
+// to a 1 ms timer: long enough to cover a round trip through the agent and the memory server
+// (tens of µs), short enough not to spin the event loop when the agent is slow.
+const SPIN_NS = 300_000n;
 
 /** A handle on a host segment: remote memory through the PD3 agent, and checkAndReturn. */
 export class Pd3Host {
@@ -82,7 +83,7 @@ export class Pd3Host {
   private readonly completions = new Float64Array(POLL_BATCH * COMPLETION_FIELDS);
   private nextTag = 1;
   private pumpScheduled = false;
-  private emptyPolls = 0;
+  private lastProgress = 0n;
 
   private constructor(name: string, native: NativeHostHandle, impl: CheckAndReturnImpl) {
     this.name = name;
@@ -259,12 +260,14 @@ export class Pd3Host {
     const tick = (): void => {
       this.pumpScheduled = false;
       if (this.native === null) return;
-      this.emptyPolls = this.poll() > 0 ? 0 : this.emptyPolls + 1;
+      const now = process.hrtime.bigint();
+      if (this.poll() > 0) this.lastProgress = now;
       if (this.pending.size === 0) return;
       this.pumpScheduled = true;
-      if (this.emptyPolls < SPIN_POLLS) setImmediate(tick);
+      if (now - this.lastProgress < SPIN_NS) setImmediate(tick);
       else setTimeout(tick, 1);
     };
+    this.lastProgress = process.hrtime.bigint();
     setImmediate(tick);
   }
 }

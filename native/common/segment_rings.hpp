@@ -16,7 +16,16 @@ inline SlotRing response_ring(pd3_control* c) {
                   &c->resp_head, c->seal_salt);
 }
 
-// Relaxed increment of a statistics counter in the control block.
+// Increment of a counter only the agent writes (the agent is one thread per segment): a relaxed
+// load and store rather than a locked read-modify-write, which on x86 is a full barrier and would
+// stall the engine behind the stores of the record it just published to the host.
+inline void count_by_agent(uint64_t& counter, uint64_t n = 1) {
+  auto c = aref(counter);
+  // relaxed: a statistic with a single writer; readers only want an eventually-current total.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Relaxed increment of a statistics counter in the control block written by many host threads.
 inline void count(uint64_t& counter, uint64_t n = 1) {
   // relaxed: counters order nothing; readers only want an eventually-current total.
   aref(counter).fetch_add(n, std::memory_order_relaxed);

@@ -33,8 +33,8 @@ void LzProducer::reclaim_oldest() {
   // a consumer that reads any rewritten field also sees the FREE word when it re-checks (seqlock).
   std::atomic_thread_fence(std::memory_order_release);
   switch (lz_state_of(old)) {
-    case PD3_LZ_PRODUCED: count(c->lz_reclaimed_unconsumed); break;
-    case PD3_LZ_CONSUMED: count(c->lz_consumed); break;
+    case PD3_LZ_PRODUCED: count_by_agent(c->lz_reclaimed_unconsumed); break;
+    case PD3_LZ_CONSUMED: count_by_agent(c->lz_consumed); break;
     default: break;  // INVALID was counted when it was withdrawn
   }
   const uint64_t next = seq + 1;
@@ -88,7 +88,7 @@ int64_t LzProducer::produce(uint16_t op_id, const void* key, uint32_t key_len, c
   set(c->lz_data_tail, pos + len);
   // release: Tail is the Fig. 9 scan bound; everything before it is published.
   aref(c->lz_tail_seq).store(seq + 1, std::memory_order_release);
-  count(c->lz_produced);
+  count_by_agent(c->lz_produced);
   return int64_t(seq);
 }
 
@@ -123,7 +123,7 @@ uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
         aref(d.state).compare_exchange_strong(expected, lz_state(seq, PD3_LZ_INVALID),
                                               std::memory_order_acq_rel, std::memory_order_relaxed)) {
       ++withdrawn;
-      count(zone_.control->lz_invalidated);
+      count_by_agent(zone_.control->lz_invalidated);
     }
     seq = d.next_seq;
   }

@@ -64,15 +64,15 @@ int drain_requests(pd3_control* c, uint32_t max, Fn&& fn) {
       v.status = SlotRing::slot_len(body) == len ? PD3_OK : PD3_E_CORRUPT;
       v.record_len = v.status == PD3_OK ? uint32_t(body) : 0;
     }
-    if (v.status != PD3_OK) count(c->agent_corrupt);
+    if (v.status != PD3_OK) count_by_agent(c->agent_corrupt);
     fn(static_cast<const RequestView&>(v));
   });
   if (taken > 0) {
-    count(c->agent_batches);
-    count(c->agent_requests, taken);
+    count_by_agent(c->agent_batches);
+    count_by_agent(c->agent_requests, taken);
   }
-  if (fenced > 0) count(c->agent_fenced, fenced);
-  if (rc == PD3_E_CORRUPT) count(c->agent_corrupt);
+  if (fenced > 0) count_by_agent(c->agent_fenced, fenced);
+  if (rc == PD3_E_CORRUPT) count_by_agent(c->agent_corrupt);
   return rc < 0 ? rc : int(taken);
 }
 

@@ -14,7 +14,7 @@ inline int publish_response(pd3_control* c, uint16_t op_id, int status, const vo
   const pd3_response hdr{op_id, uint16_t(status < 0 ? -status : status), size};
   const int rc = response_ring(c).publish_record(&hdr, sizeof hdr, data, pd3_response_data_len(&hdr),
                                                  /*many_producers=*/false);
-  if (rc == PD3_OK) count(c->agent_responses);
+  if (rc == PD3_OK) count_by_agent(c->agent_responses);
   return rc;
 }
 
