@@ -8,6 +8,7 @@
 // published slot, and frees them all with one release store of `head`.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -97,6 +98,31 @@ class SlotRing {
   // Consumer: is `len` (read from a published slot at `pos`) a sane slot length?
   bool length_ok(uint64_t pos, uint32_t len) const {
     return len >= sizeof(pd3_slot) && len % PD3_SLOT_ALIGN == 0 && (pos & mask_) + len <= size_;
+  }
+
+  // Producer recovery: seals [from, to) as PAD slots (split at the ring's end), so the consumer
+  // skips a reservation whose producer died before sealing it. `from` and `to` are slot positions
+  // (multiples of PD3_SLOT_ALIGN) with nothing published in between.
+  void pad_hole(uint64_t from, uint64_t to) const {
+    while (from < to) {
+      const uint64_t room = size_ - (from & mask_);
+      const uint64_t len = std::min(room, to - from);
+      seal(from, len, PD3_SLOT_PAD);
+      from += len;
+    }
+  }
+
+  // Producer recovery: the position after the last contiguous published slot from head (at most
+  // tail). A dead single producer leaves at most its last reservation unsealed, right there.
+  uint64_t published_end() const {
+    uint64_t pos = head();
+    const uint64_t end = tail();
+    while (pos < end) {
+      const pd3_slot* s = published_at(pos);
+      if (s == nullptr || !length_ok(pos, s->length)) break;
+      pos += s->length;
+    }
+    return pos;
   }
 
   // Consumer: frees every slot before `pos`.

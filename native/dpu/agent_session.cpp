@@ -6,6 +6,7 @@
 
 #include "common/atomics.hpp"
 #include "common/error.hpp"
+#include "common/segment_rings.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
@@ -39,6 +40,15 @@ int check_cursors(const pd3_control* c) {
   return PD3_OK;
 }
 
+// A previous agent killed between reserving a response slot and sealing it leaves a hole the host
+// would wait at forever: cover it with PAD slots. (The host fails what that agent took when it
+// sees this attach; docs/host-library.md.)
+void repair_response_ring(pd3_control* c) {
+  const SlotRing ring = response_ring(c);
+  const uint64_t end = ring.published_end();
+  if (end < ring.tail()) ring.pad_hole(end, ring.tail());
+}
+
 }  // namespace
 
 int AgentSession::attach(const char* name, std::unique_ptr<AgentSession>* out) {
@@ -47,9 +57,11 @@ int AgentSession::attach(const char* name, std::unique_ptr<AgentSession>* out) {
   if (const int rc = check_cursors(seg->control())) return rc;
   out->reset(new AgentSession(std::move(seg)));
   pd3_control* c = (*out)->control();
-  // relaxed: informational fields; the heartbeat below is what the host acts on.
+  repair_response_ring(c);
+  // relaxed: informational.
   aref(c->agent_pid).store(uint32_t(getpid()), std::memory_order_relaxed);
-  aref(c->agent_attaches).fetch_add(1, std::memory_order_relaxed);
+  // release: a host that sees the new count also sees the repaired response ring.
+  aref(c->agent_attaches).fetch_add(1, std::memory_order_release);
   (*out)->beat();
   return PD3_OK;
 }

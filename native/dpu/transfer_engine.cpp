@@ -343,7 +343,10 @@ bool Engine::take_requests(uint64_t now) {
   // is full), requests stay in the ring, where the host sees PD3_E_AGAIN once it fills.
   for (const auto& link : links_)
     if (link->backlogged()) return false;
+  // relaxed: this thread is the counter's only writer.
+  const uint64_t fenced_before = load_relaxed(control_->agent_fenced);
   const int n = session_->take_requests(options_.max_batch_records, [&](const RequestView& v) { route(v, now); });
+  bump(counters_.fenced, load_relaxed(control_->agent_fenced) - fenced_before);  // discarded unexecuted
   if (n == PD3_E_CORRUPT && !ring_broken_logged_) {
     log_.log(LogLevel::kError, "ring.corrupt", "the request ring's framing is broken; the host must recreate the segment");
     ring_broken_logged_ = true;

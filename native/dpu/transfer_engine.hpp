@@ -43,7 +43,8 @@ struct EngineStats {
   uint64_t responses = 0;        // response records published to the host
   uint64_t errors = 0;           // responses with a non-ok status (from servers or the engine)
   uint64_t unavailable = 0;      // requests failed because their server was down or timed out
-  uint64_t fenced = 0;           // responses dropped because the host had already failed them
+  uint64_t fenced = 0;           // requests the host had already failed: discarded when taken, or
+                                 // their responses dropped if they were taken before the fence
   uint64_t reconnects = 0;       // successful connections after the first
   uint64_t servers_up = 0;       // connected servers right now
   uint64_t request_ring_bytes = 0;   // bytes published by the host and not yet taken

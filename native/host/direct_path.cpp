@@ -28,7 +28,8 @@ int DirectPath::ensure_connected_locked(Link& l) {
   if (l.fd >= 0) return PD3_OK;
   const uint64_t now = now_ns();
   if (now < l.retry_after_ns)
-    return fail(PD3_E_UNAVAILABLE, "memory server %s is down (retrying shortly)", l.endpoint.str().c_str());
+    return fail(l.last_error, "memory server %s: %s (retrying shortly)", l.endpoint.str().c_str(),
+                pd3_status_str(l.last_error));
   int fd = -1;
   int rc = tcp_connect(l.endpoint, int(options_.timeout_ms), &fd);
   pd3_hello_reply reply{};
@@ -38,7 +39,8 @@ int DirectPath::ensure_connected_locked(Link& l) {
   }
   if (rc != PD3_OK) {
     l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;
-    return rc == PD3_E_AUTH || rc == PD3_E_BAD_VERSION ? rc : PD3_E_UNAVAILABLE;
+    l.last_error = rc == PD3_E_AUTH || rc == PD3_E_BAD_VERSION ? rc : PD3_E_UNAVAILABLE;
+    return l.last_error;
   }
   l.fd = fd;
   l.server_id = reply.server_id;
@@ -138,6 +140,7 @@ int DirectPath::flush_locked(Link& l) {
 
 int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why) {
   fail(PD3_E_UNAVAILABLE, "memory server %s: %s", l.endpoint.str().c_str(), why);
+  l.last_error = PD3_E_UNAVAILABLE;
   if (l.fd >= 0) ::close(l.fd);
   l.fd = -1;
   l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;

@@ -13,6 +13,7 @@
 
 #include "common/net.hpp"
 #include "common/transport_codec.hpp"
+#include "pd3/status.h"
 
 namespace pd3 {
 
@@ -84,6 +85,7 @@ struct DirectPath::Link {
   int server_id = -1;
   uint64_t free_bytes = 0;
   uint64_t retry_after_ns = 0;
+  int last_error = PD3_OK;           // why the last connect failed: repeated while backing off
   uint64_t next_seq = 1;
   std::vector<uint8_t> queued;       // request records not yet framed
   uint32_t queued_records = 0;

@@ -70,6 +70,7 @@ struct HostCore {
   std::unique_ptr<pd3::DirectPath> direct;  // null when no direct servers are configured
   uint32_t ring_inflight = 0;               // guarded by id_mu
   uint64_t quarantine_fence = 0;            // guarded by id_mu; 0 = nothing quarantined
+  std::atomic<uint32_t> seen_attaches{0};   // agent_attaches when the ring requests were last settled
 
   HostCore(std::unique_ptr<Segment> seg, bool is_owner, uint32_t timeout_ms)
       : segment(std::move(seg)), zone(segment->control()), owner(is_owner), agent_timeout_ms(timeout_ms) {
@@ -169,6 +170,9 @@ int issue_direct(pd3_host* h, const pd3_request& hdr, const void* payload, uint3
   return id;
 }
 
+uint32_t agent_attaches(const HostCore& core);
+void declare_agent_down(HostCore& core, bool restart);
+
 // Reserves an id and sends the request through the agent, or directly when the agent is down
 // and that is configured. `region` is the request header's field (the sub-op for CONTROL);
 // `names` the region to report.
@@ -177,6 +181,9 @@ int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t s
   HostCore& core = *h->core;
   const pd3_request proto{pd3_op_id(op, 0), region, offset, size};
   if (core.direct_only) return issue_direct(h, proto, payload, payload_len, dest, user_data, names);
+  // A new agent attached since the ring's requests were last settled: settle them first, so this
+  // request lands beyond the fence and is served by the new agent. relaxed: a hint, re-checked there.
+  if (agent_attaches(core) != core.seen_attaches.load(std::memory_order_relaxed)) declare_agent_down(core, true);
   {
     std::shared_lock route(core.route_mu);
     if (agent_alive(core)) {
@@ -236,12 +243,22 @@ void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantin
   core.free_ids.push_back(uint16_t(id));
 }
 
-// The agent is down and requests it took may never be answered: fail them now, fence the request
+uint32_t agent_attaches(const HostCore& core) {
+  // acquire: pairs with the attach's release increment (the repaired response ring is visible).
+  return pd3::aref(core.control()->agent_attaches).load(std::memory_order_acquire);
+}
+
+// The agent that took the ring's requests is gone — its heartbeat stopped, or a new agent attached
+// in its place — so some may never be answered: fail every request waiting on the ring, fence the
 // ring so no agent executes them later, and hold their ids until an agent acknowledges the fence.
-void declare_agent_down(HostCore& core) {
+// `restart`: called because agent_attaches changed (declared even though the beat is fresh).
+void declare_agent_down(HostCore& core, bool restart) {
   std::unique_lock route(core.route_mu);  // no ring request is between its liveness check and publish
-  if (agent_alive(core)) return;
+  const uint32_t attaches = agent_attaches(core);
+  if (restart ? attaches == core.seen_attaches.load(std::memory_order_relaxed) : agent_alive(core)) return;
   std::lock_guard lock(core.id_mu);
+  // relaxed: written under route_mu held exclusively, read as a hint by issuers (see issue()).
+  core.seen_attaches.store(attaches, std::memory_order_relaxed);
   if (core.ring_inflight == 0) return;
   pd3_control* c = core.control();
   // acquire: tail covers every reservation; with route_mu held exclusively all were published.
@@ -339,7 +356,12 @@ void collect(HostCore& core) {
     std::lock_guard lock(core.id_mu);
     ring_waiting = core.ring_inflight > 0;
   }
-  if (ring_waiting && !agent_alive(core)) declare_agent_down(core);
+  // relaxed: a hint; declare_agent_down re-checks under the exclusive route lock.
+  if (agent_attaches(core) != core.seen_attaches.load(std::memory_order_relaxed)) {
+    declare_agent_down(core, /*restart=*/true);
+  } else if (ring_waiting && !agent_alive(core)) {
+    declare_agent_down(core, /*restart=*/false);
+  }
 }
 
 // Parses the direct-mode settings of a create call into the core.
