@@ -132,15 +132,17 @@ int DirectPath::flush_locked(Link& l) {
     l.queued_records = 0;
     l.sent_ids.insert(l.sent_ids.end(), l.queued_ids.begin(), l.queued_ids.end());
     l.queued_ids.clear();
+    l.sent_frames_ns.push_back(now_ns());
   }
   // What a full socket does not take stays queued for the next pump (wait() watches for room):
   // blocking here could deadlock against a server that is itself waiting for us to read.
   return l.out.flush(l.fd);
 }
 
-int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why) {
-  fail(PD3_E_UNAVAILABLE, "memory server %s: %s", l.endpoint.str().c_str(), why);
+int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why, int status) {
+  fail(status, "memory server %s: %s", l.endpoint.str().c_str(), why);
   l.last_error = PD3_E_UNAVAILABLE;
+  l.sent_frames_ns.clear();
   if (l.fd >= 0) ::close(l.fd);
   l.fd = -1;
   l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;
@@ -153,7 +155,7 @@ int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why) {
     for (const Link::Pending& p : *q) {
       TransportResponse r;
       r.op_id = p.op_id;
-      r.status = uint16_t(-PD3_E_UNAVAILABLE);
+      r.status = uint16_t(-status);
       done(pd3_id_of(p.op_id), r);
       ++n;
     }
@@ -175,6 +177,7 @@ int DirectPath::receive_locked(Link& l, const Done& done) {
       if (rc < 0 || f.kind != PD3_FRAME_RESPONSE || f.count > l.sent_ids.size() ||
           validate_responses(body, len, f.count) != PD3_OK)
         return n + fail_link_locked(l, done, "malformed response frame");
+      if (!l.sent_frames_ns.empty()) l.sent_frames_ns.pop_front();
       size_t pos = 0;
       for (uint32_t i = 0; i < f.count; ++i) {
         TransportResponse r;
@@ -212,6 +215,9 @@ int DirectPath::pump(const Done& done) {
       }
     }
     if (!l->sent_ids.empty() || l->reader.buffered() > 0) n += receive_locked(*l, done);
+    if (l->fd >= 0 && !l->sent_frames_ns.empty() &&
+        now_ns() - l->sent_frames_ns.front() > uint64_t(options_.request_timeout_ms) * 1000000ull)
+      n += fail_link_locked(*l, done, "no answer within the request timeout", PD3_E_TIMEOUT);
   }
   return n;
 }

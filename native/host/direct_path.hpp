@@ -23,6 +23,7 @@ struct DirectOptions {
   std::string token;
   uint32_t timeout_ms = 1000;      // connect + hello deadline
   uint32_t retry_ms = 100;         // after a failed connect, fail fast for this long before retrying
+  uint32_t request_timeout_ms = 2000;  // a server that answers nothing for this long is dropped
   uint32_t flush_bytes = 64 << 10; // queued request bytes that trigger a send without waiting for poll
 };
 
@@ -44,7 +45,8 @@ class DirectPath {
 
   // Sends what is queued (as much as the sockets take) and completes what has arrived, calling
   // `done` per response in each server's order. A connection that fails completes its outstanding
-  // requests with PD3_E_UNAVAILABLE. Returns the number completed. Never blocks.
+  // requests with PD3_E_UNAVAILABLE, one whose oldest frame went unanswered for
+  // request_timeout_ms with PD3_E_TIMEOUT. Returns the number completed. Never blocks.
   int pump(const Done& done);
 
   // Waits until a connection has bytes to read (or room for queued bytes) or `timeout_us` passes.
@@ -60,8 +62,8 @@ class DirectPath {
   int ensure_connected_locked(Link& l);
   Link* link_for_region_locked(uint16_t region, int* err);
   Link* link_for_allocation_locked(int* err);
-  // Closes `l` and completes everything queued or sent on it with PD3_E_UNAVAILABLE.
-  int fail_link_locked(Link& l, const Done& done, const char* why);
+  // Closes `l` and completes everything queued or sent on it with `status`.
+  int fail_link_locked(Link& l, const Done& done, const char* why, int status = PD3_E_UNAVAILABLE);
   // Frames the queued records and writes what the socket takes. PD3_OK or PD3_E_UNAVAILABLE.
   int flush_locked(Link& l);
   // Reads and completes every whole response frame `l` has. Returns the number completed.
@@ -92,6 +94,7 @@ struct DirectPath::Link {
   std::deque<Pending> queued_ids;    // their requests, in order
   OutBuffer out;                     // framed bytes not yet written
   std::deque<Pending> sent_ids;      // records sent and not yet answered, in order
+  std::deque<uint64_t> sent_frames_ns;  // when each unanswered frame was sent, oldest first
   FrameReader reader;
 };
 

@@ -1,0 +1,165 @@
+// direct_mode_test.cpp — the host library's direct mode (PD3_HOST_DIRECT_ONLY and the fallback
+// when the agent is down) against in-test memory servers: routing by region id, allocation by
+// free bytes, config errors, a killed server, a server that never answers, a wrong token.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fake_memserver.hpp"
+#include "harness.hpp"
+#include "util.hpp"
+
+namespace {
+
+// A host segment whose requests go directly to `servers` ("host:port,...").
+struct DirectHost {
+  pd3_host* h = nullptr;
+  int rc;
+  DirectHost(const std::string& servers, const char* token, uint32_t flags = PD3_HOST_DIRECT_ONLY,
+             uint32_t fallback = PD3_FALLBACK_FAIL) {
+    const std::string name = pd3test::unique_name("direct");
+    pd3_host_config cfg{};
+    cfg.name = name.c_str();
+    cfg.flags = flags;
+    cfg.fallback = fallback;
+    cfg.direct_servers = servers.c_str();
+    cfg.direct_token = token;
+    cfg.direct_timeout_ms = 500;
+    rc = pd3_host_create(&cfg, &h);
+  }
+  ~DirectHost() { pd3_host_close(h); }
+};
+
+// Waits (bounded) for the completion of one request; returns its status.
+int await(pd3_host* h, pd3_completion* c) {
+  for (int i = 0; i < 10000; ++i) {
+    if (pd3_host_poll(h, c, 1) == 1) return c->status;
+    pd3_host_wait(h, 1000);
+  }
+  return 1;  // no completion: the CHECK on the status fails
+}
+
+std::string at(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+}  // namespace
+
+TEST(direct_round_trip_and_routing_by_region_id) {
+  pd3test::FakeMemServer a({.server_id = 2, .token = "t", .capacity = 1 << 20});
+  pd3test::FakeMemServer b({.server_id = 5, .token = "t", .capacity = 8 << 20});
+  REQUIRE(a.start() && b.start());
+  DirectHost host(at(a.port()) + "," + at(b.port()), "t");
+  REQUIRE(host.rc == PD3_OK);
+  pd3_completion c{};
+  // Allocation goes to the server announcing the most free bytes (b), and its id says so.
+  REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  const uint16_t region = c.region;
+  CHECK_EQ(pd3_region_server(region), 5u);
+  const char msg[] = "direct to server 5";
+  REQUIRE(pd3_host_write(host.h, region, 100, msg, sizeof msg, 2) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  char back[sizeof msg] = {};
+  REQUIRE(pd3_host_read(host.h, region, 100, sizeof back, back, 3) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  CHECK(std::memcmp(back, msg, sizeof msg) == 0);
+  CHECK(b.records.load() >= 3);
+  CHECK_EQ(a.records.load(), 0u);
+  // A region of a server nobody configured: refused at issue.
+  CHECK_EQ(pd3_host_read(host.h, pd3_region_id(9, 1), 0, 8, back, 4), PD3_E_BAD_REGION);
+  // Bounds errors come back from the server as statuses.
+  REQUIRE(pd3_host_read(host.h, region, 4090, 64, back, 5) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_E_RANGE);
+}
+
+TEST(direct_config_errors) {
+  DirectHost no_servers("", "t");
+  CHECK_EQ(no_servers.rc, PD3_E_INVAL);
+  DirectHost bad_list("127.0.0.1:notaport", "t");
+  CHECK_EQ(bad_list.rc, PD3_E_INVAL);
+  DirectHost fallback_without_servers("", "t", 0, PD3_FALLBACK_DIRECT);
+  CHECK_EQ(fallback_without_servers.rc, PD3_E_INVAL);
+  DirectHost bad_fallback("127.0.0.1:1", "t", 0, 7);
+  CHECK_EQ(bad_fallback.rc, PD3_E_INVAL);
+  const std::string long_token(PD3_TOKEN_MAX + 1, 'x');
+  DirectHost token_too_long("127.0.0.1:1", long_token.c_str());
+  CHECK_EQ(token_too_long.rc, PD3_E_INVAL);
+}
+
+TEST(direct_wrong_token_and_unreachable_server) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "right"});
+  REQUIRE(s.start());
+  DirectHost wrong(at(s.port()), "wrong");
+  REQUIRE(wrong.rc == PD3_OK);
+  CHECK_EQ(pd3_host_allocate(wrong.h, 4096, 1), PD3_E_AUTH);
+  CHECK_EQ(pd3_host_allocate(wrong.h, 4096, 1), PD3_E_AUTH);  // while backing off: same reason
+  CHECK(s.refused.load() >= 1);
+  s.kill();
+  DirectHost nobody(at(s.port()), "right");
+  REQUIRE(nobody.rc == PD3_OK);
+  CHECK_EQ(pd3_host_allocate(nobody.h, 4096, 1), PD3_E_UNAVAILABLE);
+}
+
+TEST(direct_server_killed_mid_run_fails_outstanding_requests) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t");
+  REQUIRE(host.rc == PD3_OK);
+  pd3_completion c{};
+  REQUIRE(pd3_host_allocate(host.h, 1 << 16, 1) >= 0);
+  REQUIRE(await(host.h, &c) == PD3_OK);
+  const uint16_t region = c.region;
+  s.mute = true;  // requests are held, then the server dies with them
+  std::vector<uint8_t> buf(64);
+  for (int i = 0; i < 20; ++i) REQUIRE(pd3_host_read(host.h, region, 0, 64, buf.data(), 100 + i) >= 0);
+  pd3_host_poll(host.h, &c, 0);  // sends them
+  for (int i = 0; i < 200 && s.records.load() < 21; ++i) usleep(1000);
+  s.kill();
+  const auto t0 = std::chrono::steady_clock::now();
+  int failed = 0;
+  while (failed < 20 && pd3test::ms_since(t0) < 3000) {
+    if (pd3_host_poll(host.h, &c, 1) == 1) failed += c.status == PD3_E_UNAVAILABLE;
+    else pd3_host_wait(host.h, 1000);
+  }
+  CHECK_EQ(failed, 20);
+  // The server comes back on the same port: after the retry delay, requests flow again.
+  s.mute = false;
+  REQUIRE(s.start());
+  usleep(150 * 1000);
+  REQUIRE(pd3_host_read(host.h, region, 0, 64, buf.data(), 7) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+}
+
+TEST(direct_mute_server_times_out) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t");
+  REQUIRE(host.rc == PD3_OK);
+  pd3_completion c{};
+  REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
+  REQUIRE(await(host.h, &c) == PD3_OK);
+  s.mute = true;
+  uint8_t buf[8];
+  REQUIRE(pd3_host_read(host.h, c.region, 0, 8, buf, 2) >= 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = await(host.h, &c);
+  CHECK_EQ(status, PD3_E_TIMEOUT);
+  CHECK(pd3test::ms_since(t0) < 4000);  // the 2 s request timeout, not a hang
+  s.mute = false;
+}
+
+TEST(direct_fallback_only_while_the_agent_is_down) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t", 0, PD3_FALLBACK_DIRECT);
+  REQUIRE(host.rc == PD3_OK);
+  pd3_completion c{};
+  // No agent ever attached: the request goes direct.
+  REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  CHECK_EQ(const_cast<pd3_control*>(pd3_host_control(host.h))->host_requests, 0u);
+  // With a fresh heartbeat, requests go to the ring instead.
+  pd3test::fake_agent_beat(pd3_host_control(host.h));
+  uint8_t buf[8];
+  REQUIRE(pd3_host_read(host.h, c.region, 0, 8, buf, 2) >= 0);
+  CHECK_EQ(const_cast<pd3_control*>(pd3_host_control(host.h))->host_requests, 1u);
+}
