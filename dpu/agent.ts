@@ -3,10 +3,8 @@
 import { agentFamilies } from '../cli/agent-metrics.js';
 import type { AgentOptions } from '../cli/agent-config.js';
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
-import { forwardLogs, LogPump } from '../cli/log-pump.js';
 import { Logger } from '../cli/logger.js';
-import { MetricsServer } from '../cli/metrics-server.js';
-import { MetricsRegistry } from '../cli/metrics.js';
+import { NativeService } from '../cli/native-service.js';
 import { callNative } from '../host/errors.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from '../host/native.js';
 
@@ -34,19 +32,12 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
 }
 
 /** A running agent (Transfer Engine) serving one host segment. */
-export class Agent {
+export class Agent extends NativeService<NativeEngine> {
   readonly segment: string;
-  readonly logger: Logger;
-  private native: NativeEngine | null;
-  private pump: LogPump | null = null;
-  private metricsServer: MetricsServer | null = null;
-  private closing: Promise<void> | null = null;
-  private readonly registry = new MetricsRegistry();
 
   private constructor(native: NativeEngine, segment: string, logger: Logger) {
-    this.native = native;
+    super(native, logger, 'agent');
     this.segment = segment;
-    this.logger = logger;
     this.registry.add(() => {
       const handle = this.handle();
       return agentFamilies(handle.stats(), handle.servers());
@@ -65,14 +56,7 @@ export class Agent {
     }
     const native = callNative(() => new addon.EngineHandle(nativeOptions(options)));
     const agent = new Agent(native, options.segment, logger);
-    if (options.metrics !== null) {
-      try {
-        agent.metricsServer = await MetricsServer.listen(options.metrics, () => agent.metrics(), logger);
-      } catch (e) {
-        await agent.close();
-        throw e;
-      }
-    }
+    await agent.serveMetrics(options.metrics);
     const servers = options.servers.map(formatEndpoint);
     const metrics = agent.metricsAddress;
     logger.info('ready', `agent serving segment ${options.segment} with ${servers.length} memory server(s)`, {
@@ -81,14 +65,8 @@ export class Agent {
       serversUp: native.servers().filter((s) => s.connected).length,
       metrics: metrics === null ? null : formatEndpoint(metrics),
     });
-    // Started after "ready" so that it stays the first line; earlier native events wait in the queue.
-    agent.pump = new LogPump(native, logger);
+    agent.startLogPump();
     return agent;
-  }
-
-  /** Where /metrics is served, or null when it is off. */
-  get metricsAddress(): Endpoint | null {
-    return this.metricsServer?.address ?? null;
   }
 
   /** Engine counters and gauges (EngineStats fields, snake_case). */
@@ -99,32 +77,5 @@ export class Agent {
   /** Each memory server as the engine sees it. */
   servers(): NativeServerState[] {
     return this.handle().servers();
-  }
-
-  /** The Prometheus text exposition of this agent's metrics now. */
-  metrics(): string {
-    return this.registry.expose();
-  }
-
-  /** Stops serving metrics, stops the engine (requests in flight are answered unavailable) and
-   *  forwards its last log events. Idempotent. */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<void> {
-    await this.metricsServer?.close();
-    this.pump?.stop();
-    const native = this.handle();
-    native.close();
-    // After close: the engine's last events (servers dropped, stopped) are queued too.
-    forwardLogs(native, this.logger);
-    this.native = null;
-  }
-
-  private handle(): NativeEngine {
-    if (this.native === null) throw new Error('agent closed');
-    return this.native;
   }
 }

@@ -44,6 +44,21 @@ Napi::Value lz_key_hash(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
+Napi::Object log_events(Napi::Env env, const std::vector<pd3::LogEvent>& events, uint64_t dropped) {
+  Napi::Array list = Napi::Array::New(env, events.size());
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    Napi::Object e = Napi::Object::New(env);
+    e.Set("level", pd3::log_level_name(events[i].level));
+    e.Set("event", events[i].event);
+    e.Set("message", events[i].message);
+    list.Set(i, e);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("events", list);
+  out.Set("dropped", double(dropped));
+  return out;
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("constants", constants(env));
   exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));

@@ -4,6 +4,9 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <vector>
+
+#include "common/log_queue.hpp"
 
 namespace pd3addon {
 
@@ -30,5 +33,8 @@ Bytes bytes_arg(const Napi::CallbackInfo& info, size_t index, const char* name);
 
 // A uint32 argument in [0, max]; throws RangeError otherwise.
 uint32_t u32_arg(const Napi::CallbackInfo& info, size_t index, const char* name, uint64_t max = 0xFFFFFFFFull);
+
+// {events: [{level, event, message}], dropped}: the JS form of log events taken from a LogQueue.
+Napi::Object log_events(Napi::Env env, const std::vector<pd3::LogEvent>& events, uint64_t dropped);
 
 }  // namespace pd3addon

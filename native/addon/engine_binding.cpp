@@ -117,18 +117,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       final_logs_.clear();
       final_dropped_ = 0;
     }
-    Napi::Array list = Napi::Array::New(env, events.size());
-    for (uint32_t i = 0; i < events.size(); ++i) {
-      Napi::Object e = Napi::Object::New(env);
-      e.Set("level", pd3::log_level_name(events[i].level));
-      e.Set("event", events[i].event);
-      e.Set("message", events[i].message);
-      list.Set(i, e);
-    }
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("events", list);
-    o.Set("dropped", double(dropped));
-    return o;
+    return log_events(env, events, dropped);
   }
 
   // close(): stops the thread (answering what it holds) and detaches; idempotent. The log events

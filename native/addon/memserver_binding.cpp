@@ -138,18 +138,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     Napi::Env env = info.Env();
     uint64_t dropped = 0;
     const std::vector<pd3::LogEvent> events = server_->log().take(&dropped);
-    Napi::Array list = Napi::Array::New(env, events.size());
-    for (uint32_t i = 0; i < events.size(); ++i) {
-      Napi::Object e = Napi::Object::New(env);
-      e.Set("level", pd3::log_level_name(events[i].level));
-      e.Set("event", events[i].event);
-      e.Set("message", events[i].message);
-      list.Set(i, e);
-    }
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("events", list);
-    out.Set("dropped", double(dropped));
-    return out;
+    return log_events(env, events, dropped);
   }
 
   // close(): stops the server and releases its store; stats, histogram and logs stay readable.
