@@ -78,10 +78,15 @@ export const AGENT_SETTINGS = {
     help: 'busy-poll this long after the last work before sleeping',
     fallback: '50',
   }),
-  idleSleepUs: integer(0, 1_000_000, {
+  idleSleepUs: integer(0, 1000, {
     flag: 'idle-sleep-us',
-    help: 'then sleep at most this long between checks of the request ring',
+    help: 'then sleep this long between checks of the request ring, doubling while idle',
     fallback: '20',
+  }),
+  idleSleepMaxUs: integer(0, 1000, {
+    flag: 'idle-sleep-max-us',
+    help: 'longest sleep between checks of the request ring (bounds the wait of a request after a quiet spell)',
+    fallback: '1000',
   }),
   hostView: onOff({ flag: 'host-view', help: 'keep a Host View of the keys the host caches', fallback: 'on' }),
   hostViewCapacity: integer(1, 2 ** 32, {
@@ -121,6 +126,7 @@ export interface AgentSettings {
   reconnectMs?: number;
   idleSpinUs?: number;
   idleSleepUs?: number;
+  idleSleepMaxUs?: number;
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
@@ -144,6 +150,7 @@ export interface AgentOptions {
   reconnectMs?: number;
   idleSpinUs?: number;
   idleSleepUs?: number;
+  idleSleepMaxUs?: number;
   hostView: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
@@ -176,6 +183,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     reconnectMs: v.reconnectMs,
     idleSpinUs: v.idleSpinUs,
     idleSleepUs: v.idleSleepUs,
+    idleSleepMaxUs: v.idleSleepMaxUs,
     hostView: v.hostView ?? true,
     hostViewCapacity: v.hostViewCapacity,
     hostViewShards: v.hostViewShards,

@@ -26,6 +26,7 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.reconnectMs !== undefined) out.reconnectMs = o.reconnectMs;
   if (o.idleSpinUs !== undefined) out.idleSpinUs = o.idleSpinUs;
   if (o.idleSleepUs !== undefined) out.idleSleepUs = o.idleSleepUs;
+  if (o.idleSleepMaxUs !== undefined) out.idleSleepMaxUs = o.idleSleepMaxUs;
   if (o.hostViewCapacity !== undefined) out.hostViewCapacity = o.hostViewCapacity;
   if (o.hostViewShards !== undefined) out.hostViewShards = o.hostViewShards;
   return out;

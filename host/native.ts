@@ -224,6 +224,7 @@ export interface NativeEngineOptions {
   reconnectMs?: number;
   idleSpinUs?: number;
   idleSleepUs?: number;
+  idleSleepMaxUs?: number;
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;

@@ -64,6 +64,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     opt.reconnect_ms = uint32_t(num("reconnectMs", opt.reconnect_ms, kU32));
     opt.idle_spin_us = uint32_t(num("idleSpinUs", opt.idle_spin_us, kU32));
     opt.idle_sleep_us = uint32_t(num("idleSleepUs", opt.idle_sleep_us, kU32));
+    opt.idle_sleep_max_us = uint32_t(num("idleSleepMaxUs", opt.idle_sleep_max_us, kU32));
     opt.host_view = o.Get("hostView").IsUndefined() ? true : o.Get("hostView").ToBoolean().Value();
     opt.host_view_options.capacity = num("hostViewCapacity", 0, 4000000000ull);
     opt.host_view_options.shards = uint32_t(num("hostViewShards", 1, 64));

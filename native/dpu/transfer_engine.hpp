@@ -28,7 +28,8 @@ struct EngineOptions {
   uint32_t connect_timeout_ms = 500;
   uint32_t reconnect_ms = 200;         // delay between reconnect attempts to a lost server
   uint32_t idle_spin_us = 50;          // busy-poll this long after the last work before sleeping
-  uint32_t idle_sleep_us = 20;         // then sleep at most this long between ring checks
+  uint32_t idle_sleep_us = 20;         // then sleep this long between ring checks, doubling while
+  uint32_t idle_sleep_max_us = 1000;   //   nothing arrives, up to this (≤ 1000: the heartbeat)
   bool host_view = true;               // keep a Host View (Table 2) on this engine
   HostViewOptions host_view_options;   // used when host_view is true (capacity 0: 1M keys)
 };

@@ -227,6 +227,13 @@ TEST(engine_bad_options) {
   o.idle_sleep_us = 5000;  // the heartbeat could not beat every millisecond
   CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
   o = test_options(host.name, {server.get()});
+  o.idle_sleep_max_us = 2000;  // nor with this
+  CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
+  o = test_options(host.name, {server.get()});
+  o.idle_sleep_us = 100;
+  o.idle_sleep_max_us = 50;  // the backoff cannot end below where it starts
+  CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
+  o = test_options(host.name, {server.get()});
   o.token.assign(PD3_TOKEN_MAX + 1, 't');
   CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
   o = test_options(host.name, {server.get()});
