@@ -48,7 +48,7 @@ export interface AllocatedRegion {
 export type Pd3HostStats = Record<
   | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
   | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
-  | 'lz_invalidated' | 'lz_pending',
+  | 'lz_invalidated' | 'lz_pending' | 'agent_attaches' | 'agent_fenced' | 'req_fence',
   number
 >;
 
@@ -189,6 +189,9 @@ export class Pd3Host {
       lz_reclaimed_unconsumed: get('lz_reclaimed_unconsumed'),
       lz_invalidated: get('lz_invalidated'),
       lz_pending: get('lz_tail_seq') - get('lz_head_seq'),
+      agent_attaches: view.getUint32(C.control.agent_attaches, true),
+      agent_fenced: get('agent_fenced'),
+      req_fence: get('req_fence'),
     };
   }
 

@@ -151,10 +151,12 @@ describe('remote memory through the agent side of the rings', () => {
   it('tracks the agent heartbeat', async () => {
     const h = host({ agentTimeoutMs: 50 });
     expect(h.agentAlive()).toBe(false);
+    expect(h.stats().agent_attaches).toBe(0);
     const agent = new ModelAgent(h.name);
     cleanup.push(() => agent.close());
     agent.session.beat();
     expect(h.agentAlive()).toBe(true);
+    expect(h.stats().agent_attaches).toBe(1);
     await new Promise((r) => setTimeout(r, 120));
     expect(h.agentAlive()).toBe(false);
   });
