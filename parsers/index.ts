@@ -1,5 +1,6 @@
-// index.ts — pd3/parsers: the parser plug-in contract of ARCHITECTURE.md §6. Built-in parsers
-// (RESP, gRPC, binary) arrive with the parsers issue; this module already fixes their types.
+// index.ts — pd3/parsers: the parser plug-in contract of ARCHITECTURE.md §6, the TS mirror of
+// native/include/pd3/parser.h. Built-in parsers (RESP, gRPC, binary) are exported from here as
+// they land.
 
 /** What a client request does to a key. Read-modify-write counts as READ. */
 export type AccessOp = 'READ' | 'WRITE' | 'DELETE';
@@ -10,22 +11,36 @@ export interface Access {
   op: AccessOp;
 }
 
-/** parseRequest's result: the accesses of every complete request, and the bytes they used. */
+/** parseRequest's result: the accesses of every complete request, and the bytes they used
+ *  (0: the first request is still incomplete). */
 export interface ParsedRequests {
   accesses: Access[];
   consumed: number;
 }
 
-/** One key inside a data record written to or read from remote memory. */
+/** One key inside a data record written to or read from remote memory: where the key is, and
+ *  where its value is (offsets into the bytes handed to parseRecord). */
 export interface RecordKey {
   key: Uint8Array;
   offset: number;
   length: number;
 }
 
-/** A protocol parser: both functions are pure and total (any bytes in, never a throw). */
+/** One TCP flow's parser state (HPACK tables, a partial message...). Both methods are total: any
+ *  bytes in, never a throw, never a guessed key. */
+export interface FlowParser {
+  /** Parses whole requests from the start of `bytes` (the flow's stream, in order). Throws nothing;
+   *  returns `null` when the bytes at the start are not a request of this protocol (lost sync). */
+  parseRequest(bytes: Uint8Array): ParsedRequests | null;
+  /** After a gap or lost sync: the offset of the first plausible request boundary, or -1. */
+  resync(bytes: Uint8Array): number;
+}
+
+/** A protocol parser plug-in. */
 export interface Parser {
   readonly name: string;
-  parseRequest(bytes: Uint8Array): ParsedRequests;
+  /** State for one TCP flow (one per connection). */
+  openFlow(): FlowParser;
+  /** The keys inside a data record (pure, total). */
   parseRecord(bytes: Uint8Array): RecordKey[];
 }
