@@ -9,6 +9,7 @@
 
 namespace {
 
+// One row of the status table generated from PD3_STATUS_LIST.
 struct StatusText {
   int magnitude;
   const char* name;

@@ -18,6 +18,7 @@ namespace {
 // keeps running: impossible values (head past tail, more in flight than fits) would make the
 // agent lose requests or spin, so such a segment is refused.
 int check_cursors(const pd3_control* c) {
+  // One cursor pair and the capacity between them.
   struct Pair {
     const char* what;
     uint64_t head, tail, capacity;
