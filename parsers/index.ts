@@ -44,3 +44,18 @@ export interface Parser {
   /** The keys inside a data record (pure, total). */
   parseRecord(bytes: Uint8Array): RecordKey[];
 }
+
+// gRPC over h2c (parsers/grpc, docs/grpc-parser.md).
+export { grpcParser } from './grpc/grpc-parser.js';
+export type { GrpcParser } from './grpc/grpc-parser.js';
+export { GrpcFlowParser } from './grpc/grpc-flow.js';
+export type { GrpcFlowStats } from './grpc/grpc-flow.js';
+export { loadGrpcConfig } from './grpc/grpc-config-file.js';
+export { GrpcConfigError, DEFAULT_GRPC_LIMITS } from './grpc/grpc-config.js';
+export type { GrpcConfig, GrpcMethodConfig, GrpcLimits } from './grpc/grpc-config.js';
+
+// Native parsers: the built-in RESP and binary parsers, and user parser libraries (docs/parsers.md).
+export { resp } from './resp.js';
+export { binary } from './binary.js';
+export { loadParser, NativeParser, NativeFlowParser, parserConstants } from './native-parser.js';
+export type { ParserConstants, NativeParserHandle, NativeFlowHandle } from './native-parser.js';

@@ -67,6 +67,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   init_host_view(env, exports);
   init_engine(env, exports);
   init_memserver(env, exports);
+  init_parsers(env, exports);
   return exports;
 }
 

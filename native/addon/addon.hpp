@@ -19,6 +19,7 @@ void init_agent(Napi::Env env, Napi::Object exports);
 void init_host_view(Napi::Env env, Napi::Object exports);
 void init_engine(Napi::Env env, Napi::Object exports);
 void init_memserver(Napi::Env env, Napi::Object exports);
+void init_parsers(Napi::Env env, Napi::Object exports);
 
 // Throws a JS Error with .code = status name and .status = the negative code, message from
 // pd3_last_error() when it has one.

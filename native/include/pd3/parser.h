@@ -70,7 +70,9 @@ typedef struct pd3_parser {
 
   /* After a gap in the stream or a protocol error: the offset in buf[0, len) of the first place a
    * request plausibly starts, or -1 if there is none yet (the caller drops the bytes and waits).
-   * Never guesses keys: parse_request runs from the returned offset. */
+   * Never guesses keys: parse_request runs from the returned offset. After parse_request failed
+   * at offset 0, call resync(buf + 1, len - 1): resync looks at the start of a request only, so it
+   * may well find the same unparseable bytes plausible again. */
   int64_t (*resync)(void* flow, const uint8_t* buf, size_t len);
 
   /* The keys inside a data record written to or read from remote memory (parseRecord): appends at

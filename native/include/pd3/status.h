@@ -32,7 +32,7 @@ extern "C" {
   X(PD3_E_TOO_BIG, 11, "record larger than the ring can ever hold")                               \
   X(PD3_E_INFLIGHT, 12, "16384 requests already in flight")                                       \
   X(PD3_E_CORRUPT, 13, "malformed record in a ring")                                              \
-  X(PD3_E_NOT_FOUND, 14, "key or region not found")                                               \
+  X(PD3_E_NOT_FOUND, 14, "not found (key, region, file or symbol)")                                \
   X(PD3_E_RANGE, 15, "offset or size outside the region")                                         \
   X(PD3_E_BAD_REGION, 16, "unknown region id")                                                    \
   X(PD3_E_BAD_OP, 17, "unknown operation")                                                        \
@@ -43,7 +43,7 @@ extern "C" {
   X(PD3_E_UNAVAILABLE, 22, "memory server unavailable")                                           \
   X(PD3_E_NOSPACE, 23, "no room (memory server capacity, or a full table)")                     \
   X(PD3_E_AUTH, 24, "auth token refused by the memory server")                                    \
-  X(PD3_E_PROTOCOL, 25, "transport protocol violation (malformed frame or hello)")                \
+  X(PD3_E_PROTOCOL, 25, "protocol violation (malformed frame, hello or request)")                \
   X(PD3_E_TIMEOUT, 26, "memory server did not answer in time")
 
 typedef enum pd3_status {

@@ -1,0 +1,119 @@
+// native-parser.ts — a Parser over a native parser (a built-in or a plug-in library, ABI in
+// native/include/pd3/parser.h) through the addon's thin binding, native/addon/parser_binding.cpp.
+import { addon } from '../host/native.js';
+import type { AccessOp, FlowParser, ParsedRequests, Parser, RecordKey } from './index.js';
+
+/** Constants of pd3/parser.h and pd3/binproto.h, as the addon exports them. */
+export interface ParserConstants {
+  readonly ABI_VERSION: number;
+  readonly ACCESS_READ: number;
+  readonly ACCESS_WRITE: number;
+  readonly ACCESS_DELETE: number;
+  /** Smallest output array a caller hands parse_request. */
+  readonly MIN_ACCESSES: number;
+  readonly BIN_MAGIC: number;
+  readonly BIN_GET: number;
+  readonly BIN_PUT: number;
+  readonly BIN_DEL: number;
+  /** Largest `length` of a binary request. */
+  readonly BIN_MAX_REQUEST: number;
+  readonly SIZEOF_BIN_HEADER: number;
+}
+
+/** A loaded native parser (binding class NativeParser). */
+export interface NativeParserHandle {
+  readonly name: string;
+  readonly isPlugin: boolean;
+  parseRecord(bytes: Uint8Array): { key: Buffer; offset: number; length: number }[];
+  close(): void;
+}
+
+/** One flow of a native parser (binding class NativeFlow). */
+export interface NativeFlowHandle {
+  /** Every complete request's accesses (ops as ACCESS_* numbers), or null on a protocol error at the start. */
+  parseRequest(bytes: Uint8Array): { accesses: { key: Buffer; op: number }[]; consumed: number } | null;
+  resync(bytes: Uint8Array): number;
+  close(): void;
+}
+
+/** The part of the addon this module uses (native/addon/parser_binding.cpp). */
+interface ParserBinding {
+  NativeParser: new (nameOrPath: string) => NativeParserHandle;
+  NativeFlow: new (parser: NativeParserHandle) => NativeFlowHandle;
+  parserConstants: ParserConstants;
+}
+
+const binding = addon as unknown as ParserBinding;
+
+/** Every parser constant, from the C headers. */
+export const parserConstants: ParserConstants = binding.parserConstants;
+
+const OPS = new Map<number, AccessOp>([
+  [parserConstants.ACCESS_READ, 'READ'],
+  [parserConstants.ACCESS_WRITE, 'WRITE'],
+  [parserConstants.ACCESS_DELETE, 'DELETE'],
+]);
+
+/** ACCESS_* number → op name. */
+function opName(op: number): AccessOp {
+  const name = OPS.get(op);
+  if (name === undefined) throw new Error(`native parser returned unknown access op ${op}`); // the binding checks ops
+  return name;
+}
+
+/** One TCP flow of a native parser. */
+export class NativeFlowParser implements FlowParser {
+  constructor(private readonly flow: NativeFlowHandle) {}
+
+  parseRequest(bytes: Uint8Array): ParsedRequests | null {
+    const r = this.flow.parseRequest(bytes);
+    if (r === null) return null;
+    return { accesses: r.accesses.map((a) => ({ key: a.key, op: opName(a.op) })), consumed: r.consumed };
+  }
+
+  resync(bytes: Uint8Array): number {
+    return this.flow.resync(bytes);
+  }
+
+  /** Frees the flow's state now (a stateful plug-in's) instead of at garbage collection. */
+  close(): void {
+    this.flow.close();
+  }
+}
+
+/** A native parser: "resp", "binary", or the path of a parser library (pd3/parser.h ABI). */
+export class NativeParser implements Parser {
+  readonly name: string;
+  private readonly handle: NativeParserHandle;
+
+  /** Throws an Error with `.code` (e.g. PD3_E_NOT_FOUND, PD3_E_BAD_VERSION) and the reason when the
+   *  library cannot be used. */
+  constructor(nameOrPath: string) {
+    this.handle = new binding.NativeParser(nameOrPath);
+    this.name = this.handle.name;
+  }
+
+  /** True for a parser loaded from a shared library. */
+  get isPlugin(): boolean {
+    return this.handle.isPlugin;
+  }
+
+  openFlow(): NativeFlowParser {
+    return new NativeFlowParser(new binding.NativeFlow(this.handle));
+  }
+
+  /** The parser's parse_record, or the built-in pd3/record.h format when it has none. */
+  parseRecord(bytes: Uint8Array): RecordKey[] {
+    return this.handle.parseRecord(bytes);
+  }
+
+  /** Releases the parser; a library unloads once its open flows are closed too. */
+  close(): void {
+    this.handle.close();
+  }
+}
+
+/** Loads a parser library (or names a built-in); see NativeParser. */
+export function loadParser(nameOrPath: string): NativeParser {
+  return new NativeParser(nameOrPath);
+}
