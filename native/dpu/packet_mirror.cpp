@@ -1,0 +1,341 @@
+// packet_mirror.cpp — AF_PACKET/TPACKET_V3 setup and the capture thread.
+//
+// Ring protocol (packet(7), packet_mmap): the ring is block_count blocks of block_size bytes, each
+// starting with a tpacket_block_desc. The kernel fills a block with frames and hands it over by
+// setting TP_STATUS_USER in block_status, either when it is full or when block_timeout_ms passed
+// since it was opened; we walk its frames in order, then hand it back with TP_STATUS_KERNEL. Blocks
+// are used round-robin, so the thread only ever looks at the next block.
+#include "dpu/packet_mirror.hpp"
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "common/error.hpp"
+#include "common/net.hpp"
+#include "dpu/bpf_filter.hpp"
+#include "pd3/status.h"
+
+namespace pd3 {
+namespace {
+
+constexpr uint32_t kFrameSize = 2048;  // TPACKET_V3 frames are variable; the kernel only checks this
+constexpr uint32_t kMaxBlockSize = 256u << 20;
+constexpr uint32_t kMaxBlocks = 65536;
+constexpr uint32_t kMaxBlockTimeoutMs = 1000;
+constexpr uint64_t kNsPerMs = 1000000;
+// The thread wakes at least this often to run the reassembler's timers and read kernel counters.
+constexpr uint32_t kMaxTickMs = 50;
+
+bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+
+int validate(const MirrorOptions& o) {
+  if (o.port == 0) return fail(PD3_E_INVAL, "mirror: port 0");
+  if (o.interface.empty() || o.interface.size() >= IFNAMSIZ)
+    return fail(PD3_E_INVAL, "mirror: interface name '%s' is empty or longer than %d", o.interface.c_str(),
+                IFNAMSIZ - 1);
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  if (!power_of_two(o.block_size) || o.block_size < page || o.block_size > kMaxBlockSize)
+    return fail(PD3_E_INVAL, "mirror: block_size %u must be a power of two from %llu to %u", o.block_size,
+                (unsigned long long)page, kMaxBlockSize);
+  if (o.block_count < 2 || o.block_count > kMaxBlocks)
+    return fail(PD3_E_INVAL, "mirror: block_count %u outside 2..%u", o.block_count, kMaxBlocks);
+  if (o.block_timeout_ms < 1 || o.block_timeout_ms > kMaxBlockTimeoutMs)
+    return fail(PD3_E_INVAL, "mirror: block_timeout_ms %u outside 1..%u", o.block_timeout_ms, kMaxBlockTimeoutMs);
+  return PD3_OK;
+}
+
+// Which decoder a device's frames need, from its ARPHRD_* type.
+bool link_type_of(unsigned short hatype, LinkType* out) {
+  switch (hatype) {
+    case ARPHRD_ETHER:
+    case ARPHRD_LOOPBACK:
+      *out = LinkType::kEthernet;
+      return true;
+    case ARPHRD_NONE:
+    case ARPHRD_RAWIP:
+      *out = LinkType::kRawIp;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One writer (the mirror thread): a relaxed load and store instead of a locked read-modify-write.
+void set(std::atomic<uint64_t>& counter, uint64_t v) { counter.store(v, std::memory_order_relaxed); }
+
+}  // namespace
+
+// The published counters. One writer (the mirror thread) and any number of readers (stats()):
+// every access is relaxed because each counter is an independent statistic that publishes no
+// other memory, and a reader only needs some recent value of each.
+struct PacketMirror::Counters {
+#define PD3_MIRROR_COUNTER(name) std::atomic<uint64_t> name{0};
+  PD3_MIRROR_STATS_FIELDS(PD3_MIRROR_COUNTER)
+  // The reassembler's counters.
+  struct Flows {
+    PD3_REASSEMBLY_STATS_FIELDS(PD3_MIRROR_COUNTER)
+  } flows;
+#undef PD3_MIRROR_COUNTER
+};
+
+// The mapped receive ring.
+struct PacketMirror::Ring {
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  uint32_t block_size = 0;
+  uint32_t blocks = 0;
+  ~Ring() {
+    if (base) munmap(base, bytes);
+  }
+  uint8_t* block(uint32_t i) const { return base + size_t(i) * block_size; }
+};
+
+bool packet_capture_permitted() {
+  UniqueFd fd(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
+  return fd.valid() || (errno != EPERM && errno != EACCES);
+}
+
+PacketMirror::PacketMirror() : ring_(new Ring), counters_(new Counters) {}
+
+PacketMirror::~PacketMirror() { stop(); }
+
+int PacketMirror::start(const MirrorOptions& options, DeliverFn deliver, std::unique_ptr<PacketMirror>* out) {
+  FlowCallbacks callbacks;
+  callbacks.deliver = std::move(deliver);
+  return start(options, std::move(callbacks), out);
+}
+
+int PacketMirror::start(const MirrorOptions& options, FlowCallbacks callbacks, std::unique_ptr<PacketMirror>* out) {
+  clear_error();
+  int rc = validate(options);
+  if (rc != PD3_OK) return rc;
+  std::unique_ptr<PacketMirror> m(new PacketMirror());
+  ReassemblyOptions ro;
+  ro.server_ip = options.ip;
+  ro.server_port = options.port;
+  ro.limits = options.limits;
+  rc = TcpReassembler::create(ro, std::move(callbacks), &m->flows_);
+  if (rc != PD3_OK) return rc;
+  rc = m->open(options);
+  if (rc != PD3_OK) return rc;
+  try {
+    m->thread_ = std::thread([p = m.get()] { p->run(); });
+  } catch (const std::system_error& e) {
+    return fail(PD3_E_SYS, "mirror: cannot start its thread: %s", e.what());
+  }
+  pthread_setname_np(m->thread_.native_handle(), "pd3-mirror");
+  *out = std::move(m);
+  return PD3_OK;
+}
+
+int PacketMirror::open(const MirrorOptions& o) {
+  options_ = o;
+  const unsigned ifindex = if_nametoindex(o.interface.c_str());
+  if (ifindex == 0) return fail(PD3_E_INVAL, "mirror: no network interface named '%s'", o.interface.c_str());
+
+  // Protocol 0: nothing is queued until bind(), by which time the filter and ring are in place.
+  sock_.reset(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
+  if (!sock_.valid()) {
+    if (errno == EPERM || errno == EACCES)
+      return fail(PD3_E_SYS, "mirror: AF_PACKET capture not permitted (%s): it needs CAP_NET_RAW; use the tee proxy",
+                  std::strerror(errno));
+    return fail(PD3_E_SYS, "mirror: socket(AF_PACKET): %s", std::strerror(errno));
+  }
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, o.interface.c_str(), o.interface.size());
+  if (ioctl(sock_.get(), SIOCGIFHWADDR, &ifr) != 0)
+    return fail(PD3_E_SYS, "mirror: SIOCGIFHWADDR %s: %s", o.interface.c_str(), std::strerror(errno));
+  if (!link_type_of(ifr.ifr_hwaddr.sa_family, &link_))
+    return fail(PD3_E_INVAL, "mirror: interface %s has link type %u; Ethernet, loopback and raw IP are supported",
+                o.interface.c_str(), unsigned(ifr.ifr_hwaddr.sa_family));
+
+  const int version = TPACKET_V3;
+  if (setsockopt(sock_.get(), SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
+    return fail(PD3_E_SYS, "mirror: PACKET_VERSION TPACKET_V3: %s", std::strerror(errno));
+  int rc = attach_filter(sock_.get(), tcp_port_filter(o.ip, o.port));
+  if (rc != PD3_OK) return rc;
+  // The kernel need not copy packets this host sends (docs/mirror.md, "Each packet once"); the
+  // thread checks the packet type anyway, so a kernel without this option (< 4.20) is fine.
+  if (o.kernel_skips_outgoing) {
+    const int ignore = 1;
+    (void)setsockopt(sock_.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &ignore, sizeof ignore);
+  }
+
+  tpacket_req3 req{};
+  req.tp_block_size = o.block_size;
+  req.tp_block_nr = o.block_count;
+  req.tp_frame_size = kFrameSize;
+  req.tp_frame_nr = (o.block_size / kFrameSize) * o.block_count;
+  req.tp_retire_blk_tov = o.block_timeout_ms;
+  if (setsockopt(sock_.get(), SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0) {
+    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: PACKET_RX_RING %u x %u bytes: %s", o.block_count,
+                o.block_size, std::strerror(errno));
+  }
+  ring_->bytes = size_t(o.block_size) * o.block_count;
+  void* p = mmap(nullptr, ring_->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, sock_.get(), 0);
+  if (p == MAP_FAILED) {
+    ring_->bytes = 0;
+    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: mmap of the ring: %s", std::strerror(errno));
+  }
+  ring_->base = static_cast<uint8_t*>(p);
+  ring_->block_size = o.block_size;
+  ring_->blocks = o.block_count;
+
+  sockaddr_ll addr{};
+  addr.sll_family = AF_PACKET;
+  addr.sll_protocol = htons(ETH_P_ALL);
+  addr.sll_ifindex = int(ifindex);
+  if (bind(sock_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    return fail(PD3_E_SYS, "mirror: bind to %s: %s", o.interface.c_str(), std::strerror(errno));
+  wake_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_.valid()) return fail(PD3_E_SYS, "mirror: eventfd: %s", std::strerror(errno));
+  return PD3_OK;
+}
+
+void PacketMirror::stop() {
+  if (!thread_.joinable()) return;
+  // relaxed: the flag only ends the loop; join() orders everything the thread did before us.
+  stop_.store(true, std::memory_order_relaxed);
+  const uint64_t one = 1;
+  (void)!write(wake_.get(), &one, sizeof one);
+  thread_.join();
+}
+
+void PacketMirror::run() {
+  const uint32_t tick_ms = std::clamp(options_.limits.hole_timeout_ms / 4, 1u, kMaxTickMs);
+  uint64_t next_tick = 0;
+  uint32_t current = 0;
+  // relaxed: see stop().
+  while (!stop_.load(std::memory_order_relaxed)) {
+    uint8_t* block = ring_->block(current);
+    auto& status = reinterpret_cast<tpacket_block_desc*>(block)->hdr.bh1.block_status;
+    // acquire: the kernel writes the block's frames before it sets TP_STATUS_USER.
+    const bool ready = std::atomic_ref<uint32_t>(status).load(std::memory_order_acquire) & TP_STATUS_USER;
+    now_ = now_ns();
+    if (ready) {
+      process_block(block);
+      // release: our reads of the block happen before the kernel may fill it again.
+      std::atomic_ref<uint32_t>(status).store(TP_STATUS_KERNEL, std::memory_order_release);
+      current = (current + 1) % ring_->blocks;
+      ++local_.blocks;
+    } else {
+      pollfd fds[2] = {{sock_.get(), POLLIN | POLLERR, 0}, {wake_.get(), POLLIN, 0}};
+      (void)poll(fds, 2, int(tick_ms));
+    }
+    if (now_ >= next_tick) {
+      flows_->expire(now_);
+      read_kernel_stats();
+      next_tick = now_ + tick_ms * kNsPerMs;
+    }
+    publish();
+  }
+  flows_->close_all();
+  publish();
+}
+
+void PacketMirror::process_block(uint8_t* block) {
+  const auto* desc = reinterpret_cast<const tpacket_block_desc*>(block);
+  const uint32_t size = ring_->block_size;
+  const uint32_t frames = desc->hdr.bh1.num_pkts;
+  uint32_t off = desc->hdr.bh1.offset_to_first_pkt;
+  for (uint32_t i = 0; i < frames; ++i) {
+    // Offsets come from the kernel; check them anyway so a bad one cannot send us outside the block.
+    if (off < sizeof(tpacket_block_desc) || off > size || size - off < TPACKET3_HDRLEN) {
+      ++local_.ring_errors;
+      return;
+    }
+    const auto* hdr = reinterpret_cast<const tpacket3_hdr*>(block + off);
+    const auto* sll = reinterpret_cast<const sockaddr_ll*>(block + off + TPACKET_ALIGN(sizeof(tpacket3_hdr)));
+    if (hdr->tp_mac > size - off || hdr->tp_snaplen > size - off - hdr->tp_mac) {
+      ++local_.ring_errors;
+      return;
+    }
+    handle_frame(block + off + hdr->tp_mac, hdr->tp_snaplen, hdr->tp_len, sll->sll_pkttype);
+    if (hdr->tp_next_offset == 0) {
+      if (i + 1 < frames) ++local_.ring_errors;
+      return;
+    }
+    off += hdr->tp_next_offset;
+  }
+}
+
+// The loopback rule (docs/mirror.md): a packet this host sends is seen once as PACKET_OUTGOING when
+// it leaves and, on lo, once more as PACKET_HOST when it arrives. Only received copies count, which
+// on a real NIC are exactly the packets clients send to the app (PACKET_HOST, or PACKET_OTHERHOST
+// on a port that mirrors another host's traffic).
+void PacketMirror::handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t wire_len, uint8_t pkttype) {
+  ++local_.frames;
+  if (pkttype == PACKET_OUTGOING) {
+    ++local_.frames_outgoing;
+    return;
+  }
+  TcpSegmentView seg;
+  switch (decode_frame(link_, frame, snaplen, wire_len, &seg)) {
+    case DecodeStatus::kTcp:
+      // Server→client frames are cut on purpose by the filter; only the client's side must be whole.
+      if (seg.payload_len < seg.wire_len && seg.dst_port == options_.port) ++local_.frames_cut;
+      flows_->on_segment(seg, now_);
+      break;
+    case DecodeStatus::kNotIpv4:
+    case DecodeStatus::kNotTcp:
+      ++local_.frames_not_tcp;
+      break;
+    case DecodeStatus::kFragment:
+      ++local_.frames_fragment;
+      break;
+    case DecodeStatus::kTruncated:
+    case DecodeStatus::kMalformed:
+      ++local_.frames_malformed;
+      break;
+  }
+}
+
+// PACKET_STATISTICS returns the counts since the last call (reading resets them): accumulate.
+void PacketMirror::read_kernel_stats() {
+  tpacket_stats_v3 st{};
+  socklen_t len = sizeof st;
+  if (getsockopt(sock_.get(), SOL_PACKET, PACKET_STATISTICS, &st, &len) != 0) return;
+  local_.kernel_drops += st.tp_drops;
+  local_.ring_freezes += st.tp_freeze_q_cnt;
+}
+
+void PacketMirror::publish() {
+  Counters& c = *counters_;
+  const ReassemblyStats& f = flows_->stats();
+#define PD3_PUBLISH(name) set(c.name, local_.name);
+  PD3_MIRROR_STATS_FIELDS(PD3_PUBLISH)
+#undef PD3_PUBLISH
+#define PD3_PUBLISH_FLOWS(name) set(c.flows.name, f.name);
+  PD3_REASSEMBLY_STATS_FIELDS(PD3_PUBLISH_FLOWS)
+#undef PD3_PUBLISH_FLOWS
+}
+
+MirrorStats PacketMirror::stats() const {
+  MirrorStats s;
+  const Counters& c = *counters_;
+  // relaxed: see Counters.
+#define PD3_LOAD(name) s.name = c.name.load(std::memory_order_relaxed);
+  PD3_MIRROR_STATS_FIELDS(PD3_LOAD)
+#undef PD3_LOAD
+#define PD3_LOAD_FLOWS(name) s.flows.name = c.flows.name.load(std::memory_order_relaxed);
+  PD3_REASSEMBLY_STATS_FIELDS(PD3_LOAD_FLOWS)
+#undef PD3_LOAD_FLOWS
+  return s;
+}
+
+}  // namespace pd3
