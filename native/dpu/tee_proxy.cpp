@@ -40,6 +40,7 @@ struct Pipe {
 // One client connection and its connection to the app.
 struct Pair {
   uint64_t id = 0;
+  FlowKey key;
   UniqueFd client, app;
   bool app_connected = false;
   uint64_t connect_deadline_ns = 0;
@@ -60,7 +61,7 @@ int resolve(const Endpoint& ep, sockaddr_in* out) {
 // The proxy's implementation: everything below runs on its thread except start/stop/stats.
 class Proxy final : public TeeProxy {
  public:
-  Proxy(const TeeProxyOptions& o, FlowSink* sink) : options_(o), sink_(sink) {}
+  Proxy(const TeeProxyOptions& o, FlowCallbacks callbacks) : options_(o), callbacks_(std::move(callbacks)) {}
   ~Proxy() override { stop(); }
 
   int launch() {
@@ -140,7 +141,8 @@ class Proxy final : public TeeProxy {
       }
       expire_connects();
     }
-    for (auto& [id, p] : pairs_) sink_->on_close(id);
+    for (auto& [id, p] : pairs_)
+      if (p->app_connected && callbacks_.close) callbacks_.close(id, FlowEnd::kShutdown);
     pairs_.clear();
   }
 
@@ -157,6 +159,10 @@ class Proxy final : public TeeProxy {
       }
       auto p = std::make_unique<Pair>();
       p->id = next_id_++;
+      p->key.client_ip = ntohl(peer.sin_addr.s_addr);
+      p->key.client_port = ntohs(peer.sin_port);
+      p->key.server_ip = ntohl(app_addr_.sin_addr.s_addr);
+      p->key.server_port = options_.app.port;
       p->client = std::move(c);
       p->app.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
       const int rc = p->app.valid() ? ::connect(p->app.get(), reinterpret_cast<sockaddr*>(&app_addr_), sizeof app_addr_) : -1;
@@ -192,11 +198,11 @@ class Proxy final : public TeeProxy {
       if (err != 0) return close_pair(p, "the app refused the connection", true);
       if (getpeername(p.app.get(), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) return;  // still connecting
       p.app_connected = true;
-      sink_->on_open(p.id);
+      if (callbacks_.open) callbacks_.open(p.id, p.key, /*synced=*/true);
     }
     bool ok = forward(p, p.client.get(), p.app.get(), p.up, true) && forward(p, p.app.get(), p.client.get(), p.down, false);
-    if (!ok) return close_pair(p, "connection reset", false);
-    if (p.up.shut && p.down.shut) return close_pair(p, nullptr, false);
+    if (!ok) return close_pair(p, "connection reset", false, FlowEnd::kReset);
+    if (p.up.shut && p.down.shut) return close_pair(p, nullptr, false, FlowEnd::kFin);
     update_interest(p);
   }
 
@@ -225,7 +231,7 @@ class Proxy final : public TeeProxy {
         return false;
       }
       if (!flush(to, pipe, up)) return false;
-      if (up) sink_->on_bytes(p.id, pipe.buf.data() + at, size_t(n), false);  // flush() moved no bytes
+      if (up) callbacks_.deliver(p.id, pipe.buf.data() + at, size_t(n), false);  // flush() moved no bytes
     }
     if (pipe.eof && pipe.pending() == 0 && !pipe.shut) {
       ::shutdown(to, SHUT_WR);
@@ -276,19 +282,19 @@ class Proxy final : public TeeProxy {
     for (Pair* p : late) close_pair(*p, "the app did not accept the connection in time", true);
   }
 
-  void close_pair(Pair& p, const char* why, bool refused) {
+  void close_pair(Pair& p, const char* why, bool refused, FlowEnd end = FlowEnd::kReset) {
     if (why != nullptr)
       log_.log(refused ? LogLevel::kWarn : LogLevel::kInfo, refused ? "tee.app_unreachable" : "tee.reset",
                "connection %llu: %s", (unsigned long long)p.id, why);
     if (refused) bump(refused_);
-    if (p.app_connected) sink_->on_close(p.id);
+    if (p.app_connected && callbacks_.close) callbacks_.close(p.id, end);
     // relaxed: single writer, see bump().
     connections_.store(connections_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     pairs_.erase(p.id);  // closes both sockets (epoll forgets closed descriptors)
   }
 
   TeeProxyOptions options_;
-  FlowSink* sink_;
+  FlowCallbacks callbacks_;
   sockaddr_in app_addr_{};
   UniqueFd listen_, epoll_, wake_;
   uint16_t port_ = 0;
@@ -303,10 +309,10 @@ class Proxy final : public TeeProxy {
 
 }  // namespace
 
-int TeeProxy::start(const TeeProxyOptions& options, FlowSink* sink, std::unique_ptr<TeeProxy>* out) {
-  if (sink == nullptr || options.max_connections == 0 || options.buffer_bytes == 0 || options.app.port == 0)
-    return fail(PD3_E_INVAL, "tee proxy: a sink, an app port, max_connections and buffer_bytes are required");
-  auto p = std::make_unique<Proxy>(options, sink);
+int TeeProxy::start(const TeeProxyOptions& options, FlowCallbacks callbacks, std::unique_ptr<TeeProxy>* out) {
+  if (!callbacks.deliver || options.max_connections == 0 || options.buffer_bytes == 0 || options.app.port == 0)
+    return fail(PD3_E_INVAL, "tee proxy: a deliver callback, an app port, max_connections and buffer_bytes are required");
+  auto p = std::make_unique<Proxy>(options, std::move(callbacks));
   if (const int rc = p->launch()) return rc;
   *out = std::move(p);
   return PD3_OK;

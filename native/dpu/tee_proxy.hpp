@@ -10,7 +10,7 @@
 
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
-#include "dpu/flow_sink.hpp"
+#include "dpu/flow_callbacks.hpp"
 
 namespace pd3 {
 
@@ -35,9 +35,11 @@ struct TeeProxyStats {
 // The proxy: one epoll thread.
 class TeeProxy {
  public:
-  // Binds `listen` and starts the thread. `sink` must outlive the proxy. Returns PD3_OK,
-  // PD3_E_INVAL (bad options) or PD3_E_SYS (bind/listen/thread; pd3_last_error says why).
-  static int start(const TeeProxyOptions& options, FlowSink* sink, std::unique_ptr<TeeProxy>* out);
+  // Binds `listen` and starts the thread, which calls `callbacks` for every client connection
+  // (open with synced = true, deliver with after_gap = false: a proxy sees every byte, close with
+  // kFin, kReset or kShutdown). Returns PD3_OK, PD3_E_INVAL (bad options, no deliver callback) or
+  // PD3_E_SYS (bind/listen/thread; pd3_last_error says why).
+  static int start(const TeeProxyOptions& options, FlowCallbacks callbacks, std::unique_ptr<TeeProxy>* out);
   virtual ~TeeProxy() = default;  // implementations stop and join
 
   // Closes every connection and stops the thread; idempotent.

@@ -24,20 +24,24 @@
 namespace {
 
 // Records every flow's bytes (the proxy thread writes, the test reads).
-class RecordingSink : public pd3::FlowSink {
+class RecordingSink {
  public:
-  void on_open(uint64_t flow) override {
-    std::lock_guard lock(mu_);
-    ++opened[flow];
-  }
-  void on_bytes(uint64_t flow, const uint8_t* data, size_t len, bool after_gap) override {
-    std::lock_guard lock(mu_);
-    bytes[flow].insert(bytes[flow].end(), data, data + len);
-    gaps += after_gap;
-  }
-  void on_close(uint64_t flow) override {
-    std::lock_guard lock(mu_);
-    ++closed[flow];
+  pd3::FlowCallbacks callbacks() {
+    return {[this](uint64_t flow, const uint8_t* data, size_t len, bool after_gap) {
+              std::lock_guard lock(mu_);
+              bytes[flow].insert(bytes[flow].end(), data, data + len);
+              gaps += after_gap;
+            },
+            [this](uint64_t flow, const pd3::FlowKey& key, bool synced) {
+              std::lock_guard lock(mu_);
+              ++opened[flow];
+              unsynced += !synced;
+              last_key = key;
+            },
+            [this](uint64_t flow, pd3::FlowEnd) {
+              std::lock_guard lock(mu_);
+              ++closed[flow];
+            }};
   }
   template <class Fn>
   auto with(Fn&& fn) {
@@ -47,6 +51,8 @@ class RecordingSink : public pd3::FlowSink {
   std::map<uint64_t, std::vector<uint8_t>> bytes;
   std::map<uint64_t, int> opened, closed;
   int gaps = 0;
+  int unsynced = 0;
+  pd3::FlowKey last_key;
 
  private:
   std::mutex mu_;
@@ -168,7 +174,7 @@ TEST(tee_proxy_bytes_pass_unchanged_and_the_sink_gets_a_copy) {
   EchoApp app;
   RecordingSink sink;
   std::unique_ptr<pd3::TeeProxy> proxy;
-  REQUIRE(pd3::TeeProxy::start(options(app.port), &sink, &proxy) == PD3_OK);
+  REQUIRE(pd3::TeeProxy::start(options(app.port), sink.callbacks(), &proxy) == PD3_OK);
   const std::vector<uint8_t> data = random_bytes(3 << 20, 1);
   const int s = connect_to(proxy->port());
   REQUIRE(s >= 0);
@@ -181,6 +187,9 @@ TEST(tee_proxy_bytes_pass_unchanged_and_the_sink_gets_a_copy) {
     CHECK_EQ(sink.opened.begin()->second, 1);
     CHECK_EQ(sink.closed.begin()->second, 1);
     CHECK_EQ(sink.gaps, 0);
+    CHECK_EQ(sink.unsynced, 0);
+    CHECK_EQ(sink.last_key.server_port, app.port);
+    CHECK_EQ(sink.last_key.client_ip, 0x7F000001u);
     return 0;
   });
   CHECK_EQ(proxy->stats().bytes_to_app, uint64_t(data.size()));
@@ -191,7 +200,7 @@ TEST(tee_proxy_many_connections_each_stream_exact) {
   EchoApp app;
   RecordingSink sink;
   std::unique_ptr<pd3::TeeProxy> proxy;
-  REQUIRE(pd3::TeeProxy::start(options(app.port), &sink, &proxy) == PD3_OK);
+  REQUIRE(pd3::TeeProxy::start(options(app.port), sink.callbacks(), &proxy) == PD3_OK);
   constexpr int kClients = 16;
   std::vector<std::vector<uint8_t>> sent(kClients);
   std::vector<std::thread> threads;
@@ -226,7 +235,7 @@ TEST(tee_proxy_back_pressure_from_a_slow_app_loses_nothing) {
   pd3::TeeProxyOptions o = options(app.port);
   o.buffer_bytes = 16 << 10;
   std::unique_ptr<pd3::TeeProxy> proxy;
-  REQUIRE(pd3::TeeProxy::start(o, &sink, &proxy) == PD3_OK);
+  REQUIRE(pd3::TeeProxy::start(o, sink.callbacks(), &proxy) == PD3_OK);
   const std::vector<uint8_t> data = random_bytes(8 << 20, 3);
   const int s = connect_to(proxy->port());
   REQUIRE(s >= 0);
@@ -238,7 +247,7 @@ TEST(tee_proxy_half_close_passes_the_end_on) {
   EchoApp app;
   RecordingSink sink;
   std::unique_ptr<pd3::TeeProxy> proxy;
-  REQUIRE(pd3::TeeProxy::start(options(app.port), &sink, &proxy) == PD3_OK);
+  REQUIRE(pd3::TeeProxy::start(options(app.port), sink.callbacks(), &proxy) == PD3_OK);
   const int s = connect_to(proxy->port());
   REQUIRE(s >= 0);
   const char msg[] = "last words";
@@ -261,13 +270,13 @@ TEST(tee_proxy_unreachable_app_and_bad_options) {
   RecordingSink sink;
   std::unique_ptr<pd3::TeeProxy> proxy;
   pd3::TeeProxyOptions bad = options(0);
-  CHECK_EQ(pd3::TeeProxy::start(bad, &sink, &proxy), PD3_E_INVAL);
-  CHECK_EQ(pd3::TeeProxy::start(options(1), nullptr, &proxy), PD3_E_INVAL);
+  CHECK_EQ(pd3::TeeProxy::start(bad, sink.callbacks(), &proxy), PD3_E_INVAL);
+  CHECK_EQ(pd3::TeeProxy::start(options(1), pd3::FlowCallbacks{}, &proxy), PD3_E_INVAL);
   pd3::TeeProxyOptions name = options(1);
   name.app.host = "localhost";  // an address is required, not a name
-  CHECK_EQ(pd3::TeeProxy::start(name, &sink, &proxy), PD3_E_INVAL);
+  CHECK_EQ(pd3::TeeProxy::start(name, sink.callbacks(), &proxy), PD3_E_INVAL);
   // Port 1 on loopback: nothing listens. The client's connection is closed, the sink sees nothing.
-  REQUIRE(pd3::TeeProxy::start(options(1), &sink, &proxy) == PD3_OK);
+  REQUIRE(pd3::TeeProxy::start(options(1), sink.callbacks(), &proxy) == PD3_OK);
   const int s = connect_to(proxy->port());
   REQUIRE(s >= 0);
   char buf[8];
