@@ -11,6 +11,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/mix64.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
@@ -21,15 +22,6 @@ constexpr uint32_t kMaxFlows = 1u << 24;
 // Charged per buffered piece on top of its bytes, so that many tiny out-of-order segments cannot
 // hold much more memory than the caps say (map node, allocation header).
 constexpr uint64_t kPieceOverhead = 64;
-
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xFF51AFD7ED558CCDull;
-  x ^= x >> 33;
-  x *= 0xC4CEB9FE1A85EC53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 uint64_t hash_key(const FlowKey& k) {
   const uint64_t ips = uint64_t(k.client_ip) << 32 | k.server_ip;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/mix64.hpp"
 #include "pd3/host.h"
 
 namespace pd3test {
@@ -57,15 +58,7 @@ struct Errors {
   }
 };
 
-// A bijective 64-bit mix (murmur3's finaliser): distinct inputs give distinct, well-spread outputs.
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xFF51AFD7ED558CCDull;
-  x ^= x >> 33;
-  x *= 0xC4CEB9FE1A85EC53ull;
-  x ^= x >> 33;
-  return x;
-}
+using pd3::mix64;  // native/common/mix64.hpp
 
 // splitmix64: a fast, seedable generator for keys and choices.
 struct Rng {
