@@ -76,8 +76,9 @@ async function main(): Promise<void> {
        `(the host now pays for the transport itself)`);
   line('');
   line('Measure the two paths side by side: npm run bench -- transfer (docs/benchmarks.md).');
-  line('Not built yet (README.md, "Status"): packet mirror, parsers and prefetching into the Loading Zone');
-  line('(issue 5); the example data systems and the end-to-end comparison (issue 6).');
+  line('Not in this demo yet (README.md, "Status"): the packet mirror, parsers and prefetcher exist as tested');
+  line('units but do not yet drive prefetching into the Loading Zone (issue 5); the example data systems and');
+  line('the end-to-end comparison come with issue 6.');
 }
 
 // Allocation may race the agent's first connection to the server: retry briefly.
