@@ -91,7 +91,7 @@ void for_each_key(const uint8_t* data, uint64_t len, Fn&& fn) {
 }
 
 // The implementation behind TransferEngine.
-class Engine final : public TransferEngine {
+class Engine final : public TransferEngine, private PrefetchPort {
  public:
   explicit Engine(const EngineOptions& options) : options_(options) {}
   ~Engine() override { stop(); }
@@ -103,6 +103,7 @@ class Engine final : public TransferEngine {
   EngineStats stats() const override;
   std::vector<ServerState> servers() const override;
   LogQueue& log() override { return log_; }
+  uint16_t tee_port() const override { return prefetch_ ? prefetch_->tee_port() : 0; }
 
  private:
   void run();
@@ -138,12 +139,19 @@ class Engine final : public TransferEngine {
 
   // Host View (Table 2).
   void run_host_view(HostViewOp op, std::vector<uint64_t>* hashes);
+
+  // PrefetchPort: the prefetcher's records ride in the same frames as the host's.
+  int send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+                    uint64_t now) override;
+  uint32_t servers_up() const override;
   void update_gauges();
 
   EngineOptions options_;
   std::unique_ptr<AgentSession> session_;
   pd3_control* control_ = nullptr;
   std::unique_ptr<HostView> host_view_;
+  std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_: destroyed before it
+  std::vector<uint8_t> prefetch_record_;     // scratch for one PREFETCH record
   std::unique_ptr<ResponseBuffer> buffer_;
   UniqueFd epoll_;
   std::vector<std::unique_ptr<ServerLink>> links_;
@@ -205,6 +213,11 @@ int Engine::init() {
   }
   seen_up_.assign(links_.size(), false);
   logged_.assign(links_.size(), std::string());
+  if (!options_.prefetch.parser.empty()) {
+    if (const int rc = PrefetchPath::start(options_.prefetch, host_view_.get(), &session_->zone(), this, &log_,
+                                           &prefetch_))
+      return rc;
+  }
   return PD3_OK;
 }
 
@@ -225,6 +238,7 @@ void Engine::stop() {
   // relaxed: the flag only ends the loop; join() orders everything the thread did before us.
   stop_.store(true, std::memory_order_relaxed);
   if (thread_.joinable()) thread_.join();
+  if (prefetch_) prefetch_->stop();  // the capture thread; nothing drains its queue any more
 }
 
 EngineStats Engine::stats() const {
@@ -260,6 +274,7 @@ void Engine::run() {
     bool worked = service_sockets(now);
     worked |= service_timers(now);
     worked |= take_requests(now);
+    if (prefetch_) worked |= prefetch_->poll(now);
     worked |= dispatch(now);
     worked |= publish();
     // Stored only when it changed: the host reads this cache line on every request it issues.
@@ -435,14 +450,24 @@ void Engine::route(const RequestView& v, uint64_t now) {
   const LinkRecord meta{v.hdr, v.pos, 0, 0};
   int status = PD3_OK;
   switch (pd3_op_of(op_id)) {
-    case PD3_OP_WRITE:
-      // Table 2, after the DMA read ①: the written keys leave Host View (batched in
-      // take_requests) and their Loading Zone items are withdrawn, before the write is sent.
+    case PD3_OP_WRITE: {
+      const int li = link_for_region(v.hdr.region, &status);
+      if (li < 0) return fail_request(v.pos, op_id, status);
+      forward(li, record, v.record_len, meta, now);
+      // Table 2, after the DMA read ①: the written keys leave Host View and their Loading Zone
+      // items are withdrawn, before the write is sent (dispatch() comes later in this pass). The
+      // prefetcher, when there is one, owns Host View and learns where the keys now live.
+      const int server = links_[li]->server_id();
       for_each_key(v.payload, v.hdr.size, [&](const uint8_t* key, uint32_t len) {
-        if (host_view_) erase_hashes_.push_back(host_view_key_hash(key, len));
         bump(counters_.lz_invalidations, session_->zone().invalidate(key, len));
+        if (prefetch_) {
+          prefetch_->prefetcher().on_host_flush(key, len, server);
+        } else if (host_view_) {
+          erase_hashes_.push_back(host_view_key_hash(key, len));
+        }
       });
-      [[fallthrough]];
+      return;
+    }
     case PD3_OP_READ: {
       const int li = link_for_region(v.hdr.region, &status);
       if (li < 0) return fail_request(v.pos, op_id, status);
@@ -565,9 +590,20 @@ void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
         region_bytes_.erase(it);
         refresh_server(li);
       }
-    } else if (op == PD3_OP_READ && status == PD3_OK && host_view_) {
-      for_each_key(r.data, r.data_len,
-                   [&](const uint8_t* key, uint32_t len) { insert_hashes_.push_back(host_view_key_hash(key, len)); });
+    } else if (op == PD3_OP_PREFETCH) {
+      // The prefetcher's own request: its answer goes to the Loading Zone, not to the host.
+      if (prefetch_)
+        prefetch_->prefetcher().on_response(q.hdr.op_id, links_[li]->server_id(), status, r.key, r.key_len, r.data,
+                                            r.data_len, now);
+      continue;
+    } else if (op == PD3_OP_READ && status == PD3_OK && (prefetch_ || host_view_)) {
+      for_each_key(r.data, r.data_len, [&](const uint8_t* key, uint32_t len) {
+        if (prefetch_) {
+          prefetch_->prefetcher().on_host_read(key, len);
+        } else {
+          insert_hashes_.push_back(host_view_key_hash(key, len));
+        }
+      });
     }
     reply(q.pos, q.hdr.op_id, status, r.size, r.data_len ? r.data : nullptr);
     replied = true;
@@ -623,7 +659,8 @@ void Engine::fail_request(uint64_t pos, uint16_t op_id, int status) {
 }
 
 void Engine::fail_records(const std::vector<LinkRecord>& records, int status) {
-  for (const LinkRecord& r : records) fail_request(r.pos, r.hdr.op_id, status);
+  for (const LinkRecord& r : records)
+    if (pd3_op_of(r.hdr.op_id) != PD3_OP_PREFETCH) fail_request(r.pos, r.hdr.op_id, status);  // no host waits for those
 }
 
 std::string Engine::stats_text() const {
@@ -646,6 +683,7 @@ void Engine::fail_link(int li, int status, const std::string& why, uint64_t now)
   // The timeout case tells the host its server stopped answering; anything else, that it is gone.
   fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
   if (link.server_id() >= 0 && link_of_server_[link.server_id()] == li) link_of_server_[link.server_id()] = -1;
+  if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(link.server_id());
   if (was_up) {
     log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",
              link.endpoint().str().c_str(), link.server_id(), why.c_str(), orphans_.size());
@@ -729,6 +767,47 @@ void Engine::update_gauges() {
   const uint64_t head = load_relaxed(control_->req_head);
   const uint64_t tail = load_relaxed(control_->req_tail);
   set(counters_.request_ring_bytes, tail > head ? tail - head : 0);
+  if (prefetch_) {
+    const PrefetcherStats p = prefetch_->prefetcher().stats();
+    set(counters_.prefetch_reads, p.reads);
+    set(counters_.prefetch_writes, p.writes);
+    set(counters_.prefetch_deletes, p.deletes);
+    set(counters_.prefetch_host_view_hits, p.host_view_hits);
+    set(counters_.prefetch_issued, p.requests);
+    set(counters_.prefetch_deduplicated, p.deduplicated);
+    set(counters_.prefetch_cancelled, p.cancelled);
+    set(counters_.prefetch_produced, p.produced);
+    set(counters_.prefetch_not_found, p.not_found);
+    set(counters_.prefetch_lead_count, p.lead_count);
+    set(counters_.prefetch_lead_sum_ns, p.lead_sum_ns);
+    set(counters_.prefetch_dropped_accesses, prefetch_->dropped_accesses());
+    set(counters_.prefetch_lost_writes, prefetch_->lost_writes());
+  }
+}
+
+int Engine::send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+                          uint64_t now) {
+  const int li = server_id >= 0 && server_id < int(PD3_MAX_SERVERS) ? link_of_server_[server_id] : -1;
+  if (li < 0 || !links_[li]->up()) return PD3_E_UNAVAILABLE;
+  if (links_[li]->backlogged()) return PD3_E_AGAIN;
+  const pd3_prefetch_request h{op_id, key_len, max_size};
+  prefetch_record_.resize(sizeof h + key_len);
+  std::memcpy(prefetch_record_.data(), &h, sizeof h);
+  std::memcpy(prefetch_record_.data() + sizeof h, key, key_len);
+  TransportRequest t;
+  decode_request(prefetch_record_.data(), prefetch_record_.size(), &t);
+  // No ring position: no host waits for this record (fail_records skips PREFETCH records).
+  const LinkRecord meta{pd3_request{op_id, 0, 0, max_size}, ~uint64_t{0}, response_space(t), 0};
+  if (!links_[li]->fits(uint32_t(prefetch_record_.size()), meta.space)) return PD3_E_UNAVAILABLE;
+  links_[li]->add(prefetch_record_.data(), uint32_t(prefetch_record_.size()), meta, now);
+  return PD3_OK;
+}
+
+uint32_t Engine::servers_up() const {
+  uint32_t mask = 0;
+  for (uint32_t id = 0; id < PD3_MAX_SERVERS; ++id)
+    if (link_of_server_[id] >= 0 && links_[link_of_server_[id]]->up()) mask |= 1u << id;
+  return mask;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/host_view.hpp"
+#include "dpu/prefetch_path.hpp"
 
 namespace pd3 {
 
@@ -32,6 +33,7 @@ struct EngineOptions {
   uint32_t idle_sleep_max_us = 1000;   //   nothing arrives, up to this (≤ 1000: the heartbeat)
   bool host_view = true;               // keep a Host View (Table 2) on this engine
   HostViewOptions host_view_options;   // used when host_view is true (capacity 0: 1M keys)
+  PrefetchSetup prefetch;              // DPU-direct prefetching; off while prefetch.parser is empty
 };
 
 // Counters, updated by the engine thread with relaxed stores and read by anyone.
@@ -55,12 +57,26 @@ struct EngineStats {
   uint64_t host_view_inserts = 0;
   uint64_t host_view_erases = 0;
   uint64_t lz_invalidations = 0;
+  // Prefetching (0 while it is off; docs/prefetcher.md says what each counts).
+  uint64_t prefetch_reads = 0, prefetch_writes = 0, prefetch_deletes = 0;  // client accesses parsed
+  uint64_t prefetch_host_view_hits = 0;    // READs the host already held
+  uint64_t prefetch_issued = 0;            // prefetches sent
+  uint64_t prefetch_deduplicated = 0;      // READs of a key whose prefetch was in flight
+  uint64_t prefetch_cancelled = 0;         // prefetches cancelled by a write, delete or flush
+  uint64_t prefetch_produced = 0;          // items put in the Loading Zone
+  uint64_t prefetch_not_found = 0;         // keys the memory server does not hold
+  uint64_t prefetch_lead_count = 0, prefetch_lead_sum_ns = 0;  // capture → item in zone
+  uint64_t prefetch_dropped_accesses = 0;  // accesses lost to a full capture → engine queue
+  uint64_t prefetch_lost_writes = 0;       // of those, WRITE/DELETE
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
 #define PD3_ENGINE_STATS_FIELDS(X)                                                                  \
   X(batches) X(records) X(frames_sent) X(bytes_sent) X(bytes_received) X(responses) X(errors)        \
   X(unavailable) X(fenced) X(reconnects) X(servers_up) X(request_ring_bytes) X(response_backlog)     \
+  X(prefetch_reads) X(prefetch_writes) X(prefetch_deletes) X(prefetch_host_view_hits) X(prefetch_issued)  \
+  X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
+  X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 
 // State of one memory server as the engine sees it.
@@ -88,6 +104,8 @@ class TransferEngine {
   virtual EngineStats stats() const = 0;
   // Thread-safe snapshot.
   virtual std::vector<ServerState> servers() const = 0;
+  // The tee proxy's port when prefetching runs on the tee backend, else 0.
+  virtual uint16_t tee_port() const = 0;
   // The engine's structured log events (connections lost and regained, refused tokens, ...).
   virtual LogQueue& log() = 0;
 };

@@ -19,6 +19,9 @@
 #include "harness.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
+#include "dpu/packet_mirror.hpp"
+#include "memserver/mem_store.hpp"
+#include "memserver/tcp_server.hpp"
 #include "pd3/host.h"
 #include "pd3/record.h"
 #include "util.hpp"
@@ -818,4 +821,147 @@ TEST(engine_stress_pipelining_with_back_pressure) {
   CHECK(s.frames_sent < s.records);  // frames carried several records
   CHECK_EQ(s.unavailable, 0u);
   CHECK(pd3::load_relaxed(host.control()->host_ring_full) > 0);  // the request ring pushed back
+}
+
+// ---- DPU-direct prefetching through the engine (tee backend, real memory server) ---------------
+
+namespace {
+
+// An app that reads and discards what clients send (the host app's network side).
+class SinkApp {
+ public:
+  SinkApp() {
+    fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_.get(), 8);
+    socklen_t len = sizeof a;
+    getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = ::accept(fd_.get(), nullptr, nullptr);
+        if (c < 0) return;
+        char buf[4096];
+        while (::recv(c, buf, sizeof buf, 0) > 0) {
+        }
+        ::close(c);
+      }
+    });
+  }
+  ~SinkApp() {
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  uint16_t port = 0;
+
+ private:
+  pd3::UniqueFd fd_;
+  std::thread thread_;
+};
+
+int connect_local(uint16_t port) {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? s : -1;
+}
+
+std::string resp(std::initializer_list<std::string> words) {
+  std::string out = "*" + std::to_string(words.size()) + "\r\n";
+  for (const auto& w : words) out += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+  return out;
+}
+
+// The item checkAndReturn finds for `key` now ("" on a miss).
+std::string zone_item(pd3_host* h, const std::string& key) {
+  char buf[256];
+  const int64_t n = pd3_host_check_and_return(h, key.data(), uint32_t(key.size()), buf, sizeof buf);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+}  // namespace
+
+namespace {
+
+// Client GETs seen by the mirror backend become Loading Zone items the host takes; a client SET
+// makes the host the holder (no prefetch); a host flush makes the next prefetch carry the new value.
+void prefetch_scenario(const char* backend) {
+  // A real memory server (store + transport) in this process.
+  pd3::MemStoreOptions so;
+  so.server_id = 2;
+  so.capacity = 64ull << 20;
+  std::unique_ptr<pd3::MemStore> store;
+  REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
+  pd3::TcpServerOptions to;
+  to.token = kToken;
+  std::unique_ptr<pd3::TcpServer> server;
+  REQUIRE(pd3::TcpServer::start(to, std::move(store), &server) == PD3_OK);
+  SinkApp app;
+  ScopedHost host("eng-prefetch");
+  REQUIRE(host.rc == PD3_OK);
+  pd3::EngineOptions o;
+  o.segment = host.name;
+  o.servers.push_back({"127.0.0.1", server->port()});
+  o.token = kToken;
+  o.host_view_options.capacity = 1u << 16;
+  o.prefetch.parser = "resp";
+  o.prefetch.backend = backend;
+  o.prefetch.app = {"127.0.0.1", app.port};
+  o.prefetch.listen = {"127.0.0.1", 0};
+  std::unique_ptr<pd3::TransferEngine> engine;
+  REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
+  const bool tee = std::string(backend) == "tee";
+  REQUIRE(!tee || engine->tee_port() != 0);
+
+  // The host flushes two records to remote memory: the server indexes them.
+  uint16_t region = 0;
+  REQUIRE(allocate(host.h, 1 << 16, &region) == PD3_OK);
+  REQUIRE(write(host.h, region, 0, kv_records({{"user:1", "alice-v1"}, {"user:2", "bob-v1"}})) == PD3_OK);
+
+  const int client = connect_local(tee ? engine->tee_port() : app.port);
+  REQUIRE(client >= 0);
+  auto send = [&](const std::string& bytes) { REQUIRE(::send(client, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size())); };
+
+  // A client reads user:1, which the host does not hold: the agent prefetches it into the zone.
+  send(resp({"GET", "user:1"}));
+  std::string item;
+  CHECK(eventually([&] { return !(item = zone_item(host.h, "user:1")).empty(); }));
+  CHECK(item == "alice-v1");
+  CHECK(engine->stats().prefetch_produced >= 1);
+
+  // A key the server never saw: not found, nothing enters the zone.
+  send(resp({"GET", "user:404"}));
+  CHECK(eventually([&] { return engine->stats().prefetch_not_found >= 1; }));
+  CHECK(zone_item(host.h, "user:404").empty());
+
+  // A client SET: the host will hold the new value, so a later GET is not prefetched (Host View).
+  send(resp({"SET", "user:2", "bob-v2"}));
+  send(resp({"GET", "user:2"}));
+  CHECK(eventually([&] { return engine->stats().prefetch_host_view_hits >= 1; }));
+  CHECK(zone_item(host.h, "user:2").empty());
+
+  // The host flushes user:2's new value; the next GET is prefetched and returns it, never bob-v1.
+  REQUIRE(write(host.h, region, 4096, kv_records({{"user:2", "bob-v2"}})) == PD3_OK);
+  send(resp({"GET", "user:2"}));
+  CHECK(eventually([&] { return !(item = zone_item(host.h, "user:2")).empty(); }));
+  CHECK(item == "bob-v2");
+  ::close(client);
+  engine.reset();
+}
+
+}  // namespace
+
+TEST(engine_prefetch_end_to_end_through_the_tee_proxy) { prefetch_scenario("tee"); }
+
+TEST(engine_prefetch_end_to_end_through_the_packet_mirror) {
+  if (!pd3::packet_capture_permitted()) {
+    std::printf("    skipped: AF_PACKET capture is not permitted here (the tee proxy case covers the path)\n");
+    return;
+  }
+  prefetch_scenario("afpacket");
 }

@@ -1,0 +1,51 @@
+// prefetch_path.hpp — DPU-direct prefetching end to end on the agent (paper §6.2): a mirror backend
+// (AF_PACKET capture or the tee proxy) → per-flow parsing (RequestTap) → the access queue → the
+// Prefetcher, which the Transfer Engine drives from its own thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/log_queue.hpp"
+#include "common/net.hpp"
+#include "dpu/access_queue.hpp"
+#include "dpu/prefetcher.hpp"
+
+namespace pd3 {
+
+// How the agent sees client requests (EngineOptions::prefetch). Prefetching is off while `parser`
+// is empty.
+struct PrefetchSetup {
+  std::string parser;              // "resp", "binary", or the path of a parser plug-in library
+  std::string backend = "afpacket";  // "afpacket": capture the app's traffic; "tee": proxy it
+  Endpoint app;                    // the app's address (afpacket: watched; tee: forwarded to)
+  Endpoint listen;                 // tee only: the public address clients connect to
+  std::string interface = "lo";    // afpacket only
+  uint64_t queue_bytes = 4u << 20; // the access queue between the capture and engine threads
+  PrefetcherOptions prefetcher;
+};
+
+// The capture side (its own thread) and the Prefetcher (driven by the engine thread).
+class PrefetchPath {
+ public:
+  // Loads the parser, creates the Prefetcher over `host_view` (may be null), `zone` and `port`,
+  // and starts the backend. Returns PD3_OK, PD3_E_INVAL (bad setup), the parser loader's error, or
+  // PD3_E_SYS (the backend could not start: no CAP_NET_RAW for afpacket, a port in use for tee).
+  static int start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
+                   LogQueue* log, std::unique_ptr<PrefetchPath>* out);
+  virtual ~PrefetchPath() = default;  // implementations stop the backend first
+
+  // Engine thread: hands queued accesses to the Prefetcher and pumps it. True if it did anything.
+  virtual bool poll(uint64_t now) = 0;
+  virtual Prefetcher& prefetcher() = 0;
+  // Accesses lost to a full queue, WRITE/DELETE ones among them.
+  virtual uint64_t dropped_accesses() const = 0;
+  virtual uint64_t lost_writes() const = 0;
+  // The tee proxy's port (0 for afpacket).
+  virtual uint16_t tee_port() const = 0;
+  // Stops the capture thread; idempotent. The Prefetcher stays usable by the engine thread.
+  virtual void stop() = 0;
+};
+
+}  // namespace pd3
