@@ -4,7 +4,7 @@ import { optionsFromObject, parseCommand, withoutUndefined, type Command, type S
 import type { Endpoint } from './endpoint.js';
 import { renderHelp } from './help.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { choice, endpointList, endpointOrOff, integer, onOff, path, size, text } from './settings.js';
+import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from './settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from './token.js';
 import { UsageError } from './usage-error.js';
 
@@ -95,6 +95,35 @@ export const AGENT_SETTINGS = {
     fallback: '1048576',
   }),
   hostViewShards: integer(1, 64, { flag: 'host-view-shards', help: 'Host View shard threads', fallback: '1' }),
+  prefetchParser: text(4096, {
+    flag: 'prefetch-parser',
+    arg: 'NAME|FILE',
+    help: "parse client requests with this parser (resp, binary, or a plug-in library) and prefetch what the host lacks; unset: no prefetching",
+  }),
+  mirror: choice(['afpacket', 'tee'] as const, {
+    flag: 'mirror',
+    help: 'how the agent sees client requests: capture the app\'s traffic (afpacket, needs CAP_NET_RAW) or proxy it (tee)',
+    fallback: 'afpacket',
+  }),
+  app: endpoint(
+    { anyPort: false, ipv4Only: true },
+    { flag: 'app', help: "the app's client-facing address (afpacket: watched; tee: where the proxy forwards)" },
+  ),
+  teeListen: endpoint(
+    { anyPort: true, ipv4Only: true },
+    { flag: 'tee-listen', help: 'tee only: the public address clients connect to' },
+  ),
+  mirrorInterface: text(64, { flag: 'mirror-interface', help: 'afpacket only: the interface to capture on', fallback: 'lo' }),
+  prefetchInflight: integer(1, 16384, {
+    flag: 'prefetch-inflight',
+    help: 'prefetches between a client READ and the answer, at most',
+    fallback: '4096',
+  }),
+  prefetchItemBytes: size(1, 2 ** 31 - 1, {
+    flag: 'prefetch-item-bytes',
+    help: 'largest item a prefetch brings into the Loading Zone',
+    fallback: '64K',
+  }),
   metrics: endpointOrOff(
     { anyPort: true, ipv4Only: false },
     {
@@ -130,6 +159,13 @@ export interface AgentSettings {
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  prefetchParser?: string;
+  mirror?: 'afpacket' | 'tee';
+  app?: string;
+  teeListen?: string;
+  mirrorInterface?: string;
+  prefetchInflight?: number;
+  prefetchItemBytes?: number | string;
   metrics?: string;
   logLevel?: LogLevel;
 }
@@ -154,6 +190,16 @@ export interface AgentOptions {
   hostView: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  /** DPU-direct prefetching; absent: off. */
+  prefetch?: {
+    parser: string;
+    mirror: 'afpacket' | 'tee';
+    app: Endpoint;
+    teeListen?: Endpoint;
+    interface: string;
+    maxInflight?: number;
+    maxItemBytes?: number;
+  };
   /** null: no metrics endpoint. */
   metrics: Endpoint | null;
   logLevel: LogLevel;
@@ -165,6 +211,27 @@ function required<T>(value: T | undefined, flag: string, key: string, fileLabel:
     throw new UsageError(`${where} is required`);
   }
   return value;
+}
+
+// The prefetch settings, checked together: a parser needs the app's address, tee a listen address.
+function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], fileLabel: string): AgentOptions['prefetch'] {
+  if (v.prefetchParser === undefined) {
+    if (v.app !== undefined || v.teeListen !== undefined)
+      throw new UsageError('--app and --tee-listen only apply with --prefetch-parser');
+    return undefined;
+  }
+  const mirror = v.mirror ?? 'afpacket';
+  const app = required(v.app, 'app', 'app', fileLabel);
+  if (mirror === 'tee' && v.teeListen === undefined) throw new UsageError('--mirror tee needs --tee-listen HOST:PORT');
+  return withoutUndefined({
+    parser: v.prefetchParser,
+    mirror,
+    app,
+    teeListen: v.teeListen,
+    interface: v.mirrorInterface ?? 'lo',
+    maxInflight: v.prefetchInflight,
+    maxItemBytes: v.prefetchItemBytes,
+  });
 }
 
 function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv): AgentOptions {
@@ -187,6 +254,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     hostView: v.hostView ?? true,
     hostViewCapacity: v.hostViewCapacity,
     hostViewShards: v.hostViewShards,
+    prefetch: prefetchOptions(v, l.fileLabel),
     metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
     logLevel: v.logLevel ?? 'info',
   });

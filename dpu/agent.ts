@@ -29,6 +29,13 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.idleSleepMaxUs !== undefined) out.idleSleepMaxUs = o.idleSleepMaxUs;
   if (o.hostViewCapacity !== undefined) out.hostViewCapacity = o.hostViewCapacity;
   if (o.hostViewShards !== undefined) out.hostViewShards = o.hostViewShards;
+  if (o.prefetch !== undefined) {
+    const p = o.prefetch;
+    out.prefetch = { parser: p.parser, backend: p.mirror, app: formatEndpoint(p.app), interface: p.interface };
+    if (p.teeListen !== undefined) out.prefetch.listen = formatEndpoint(p.teeListen);
+    if (p.maxInflight !== undefined) out.prefetch.maxInflight = p.maxInflight;
+    if (p.maxItemBytes !== undefined) out.prefetch.maxItemBytes = p.maxItemBytes;
+  }
   return out;
 }
 
@@ -64,6 +71,8 @@ export class Agent extends NativeService<NativeEngine> {
       segment: options.segment,
       servers,
       serversUp: native.servers().filter((s) => s.connected).length,
+      prefetch: options.prefetch === undefined ? null : `${options.prefetch.parser} on ${options.prefetch.mirror}`,
+      teePort: native.teePort() || null,
       metrics: metrics === null ? null : formatEndpoint(metrics),
     });
     agent.startLogPump();

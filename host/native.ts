@@ -228,6 +228,18 @@ export interface NativeEngineOptions {
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  /** DPU-direct prefetching (native/dpu/prefetch_path.hpp); absent: off. */
+  prefetch?: {
+    parser: string;
+    backend: 'afpacket' | 'tee';
+    /** "host:port" of the app. */
+    app: string;
+    /** tee only: "host:port" clients connect to. */
+    listen?: string;
+    interface?: string;
+    maxInflight?: number;
+    maxItemBytes?: number;
+  };
 }
 
 /** One memory server as the engine sees it. */
@@ -246,6 +258,8 @@ export interface NativeEngine {
   stats(): Record<string, number>;
   servers(): NativeServerState[];
   takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** The tee proxy's port when prefetching uses the tee backend, else 0. */
+  teePort(): number;
   /** Stops the engine thread and detaches; idempotent. */
   close(): void;
 }

@@ -20,7 +20,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     Napi::Function cls = DefineClass(
         env, "EngineHandle",
         {InstanceMethod<&EngineHandle::Stats>("stats"), InstanceMethod<&EngineHandle::Servers>("servers"),
-         InstanceMethod<&EngineHandle::TakeLogs>("takeLogs"), InstanceMethod<&EngineHandle::Close>("close")});
+         InstanceMethod<&EngineHandle::TakeLogs>("takeLogs"), InstanceMethod<&EngineHandle::TeePort>("teePort"),
+         InstanceMethod<&EngineHandle::Close>("close")});
     exports.Set("EngineHandle", cls);
   }
 
@@ -68,6 +69,36 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     opt.host_view = o.Get("hostView").IsUndefined() ? true : o.Get("hostView").ToBoolean().Value();
     opt.host_view_options.capacity = num("hostViewCapacity", 0, 4000000000ull);
     opt.host_view_options.shards = uint32_t(num("hostViewShards", 1, 64));
+    if (!o.Get("prefetch").IsUndefined()) {
+      if (!o.Get("prefetch").IsObject()) throw Napi::TypeError::New(env, "prefetch must be an object");
+      Napi::Object p = o.Get("prefetch").As<Napi::Object>();
+      auto field = [&](const char* k, bool required) -> std::string {
+        Napi::Value v = p.Get(k);
+        if (v.IsUndefined() && !required) return "";
+        if (!v.IsString()) throw Napi::TypeError::New(env, std::string("prefetch.") + k + " must be a string");
+        return v.As<Napi::String>().Utf8Value();
+      };
+      auto endpoint = [&](const char* k, bool required, pd3::Endpoint* out) {
+        const std::string t = field(k, required);
+        if (!t.empty() && !pd3::parse_endpoint(t, out, /*any_port=*/!required))
+          throw Napi::TypeError::New(env, std::string("prefetch.") + k + " must be \"host:port\"");
+      };
+      opt.prefetch.parser = field("parser", true);
+      opt.prefetch.backend = field("backend", true);
+      endpoint("app", true, &opt.prefetch.app);
+      endpoint("listen", false, &opt.prefetch.listen);
+      if (const std::string i = field("interface", false); !i.empty()) opt.prefetch.interface = i;
+      auto pnum = [&](const char* k, uint64_t dflt, uint64_t max) {
+        Napi::Value v = p.Get(k);
+        if (v.IsUndefined()) return dflt;
+        if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() < 0 || v.As<Napi::Number>().DoubleValue() > double(max))
+          throw Napi::RangeError::New(env, std::string("prefetch.") + k + " out of range");
+        return uint64_t(v.As<Napi::Number>().DoubleValue());
+      };
+      opt.prefetch.prefetcher.max_inflight = uint32_t(pnum("maxInflight", opt.prefetch.prefetcher.max_inflight, 16384));
+      opt.prefetch.prefetcher.max_item_bytes =
+          uint32_t(pnum("maxItemBytes", opt.prefetch.prefetcher.max_item_bytes, 0x7FFFFFFF));
+    }
     if (const int rc = pd3::TransferEngine::start(opt, &engine_)) throw_status(env, rc, "TransferEngine");
   }
 
@@ -119,6 +150,11 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       final_dropped_ = 0;
     }
     return log_events(env, events, dropped);
+  }
+
+  // teePort(): the tee proxy's port when prefetching runs on the tee backend, else 0.
+  Napi::Value TeePort(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), engine(info.Env()).tee_port());
   }
 
   // close(): stops the thread (answering what it holds) and detaches; idempotent. The log events

@@ -25,14 +25,14 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-bool parse_endpoint(std::string_view text, Endpoint* out) {
+bool parse_endpoint(std::string_view text, Endpoint* out, bool any_port) {
   const size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
   unsigned port = 0;
   const char* first = text.data() + colon + 1;
   const char* last = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(first, last, port);
-  if (ec != std::errc() || ptr != last || port == 0 || port > 65535) return false;
+  if (ec != std::errc() || ptr != last || (port == 0 && !any_port) || port > 65535) return false;
   out->host = std::string(text.substr(0, colon));
   out->port = uint16_t(port);
   return true;

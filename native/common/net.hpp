@@ -20,8 +20,9 @@ struct Endpoint {
   std::string str() const { return host + ":" + std::to_string(port); }
 };
 
-// Parses "host:port" (host: IPv4 address or name). Returns false if malformed.
-bool parse_endpoint(std::string_view text, Endpoint* out);
+// Parses "host:port" (host: IPv4 address or name). Returns false if malformed; port 0 only with
+// `any_port` (a listening address where the kernel picks the port).
+bool parse_endpoint(std::string_view text, Endpoint* out, bool any_port = false);
 // Parses a comma-separated list of endpoints; false if any is malformed or the list is empty.
 bool parse_endpoints(std::string_view text, std::vector<Endpoint>* out);
 
