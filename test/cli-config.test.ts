@@ -480,6 +480,39 @@ describe('pd3-agent settings', () => {
       /^--servers: expected HOST:PORT, got ""/,
     );
   });
+
+  it('reads the prefetch settings and refuses incomplete ones', () => {
+    const c = parseAgentCommand([...base, '--prefetch-parser', 'resp', '--app', '127.0.0.1:6379'], {});
+    expect(c.kind === 'run' && c.options.prefetch).toEqual({
+      parser: 'resp',
+      mirror: 'afpacket',
+      app: { host: '127.0.0.1', port: 6379 },
+      interface: 'lo',
+    });
+    const tee = parseAgentCommand(
+      [...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:6380', '--tee-listen', '127.0.0.1:6379',
+        '--prefetch-inflight', '100', '--prefetch-item-bytes', '4K'],
+      {},
+    );
+    expect(tee.kind === 'run' && tee.options.prefetch).toEqual({
+      parser: 'resp',
+      mirror: 'tee',
+      app: { host: '127.0.0.1', port: 6380 },
+      teeListen: { host: '127.0.0.1', port: 6379 },
+      interface: 'lo',
+      maxInflight: 100,
+      maxItemBytes: 4096,
+    });
+    expect(refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp'], {}))).toMatch(/--app .* is required/);
+    expect(refusal(() => parseAgentCommand([...base, '--app', '127.0.0.1:1'], {}))).toMatch(
+      /--app and --tee-listen only apply with --prefetch-parser/,
+    );
+    expect(
+      refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:1'], {})),
+    ).toMatch(/--mirror tee needs --tee-listen/);
+    expect(refusal(() => parseAgentCommand([...base, '--mirror', 'pcap'], {}))).toMatch(/^--mirror: must be/);
+    expect(refusal(() => parseAgentCommand([...base, '--prefetch-inflight', '20000'], {}))).toMatch(/^--prefetch-inflight/);
+  });
 });
 
 describe('--help', () => {

@@ -53,6 +53,20 @@ class Path final : public PrefetchPath {
   uint64_t dropped_accesses() const override { return queue_.dropped(); }
   uint64_t lost_writes() const override { return queue_.lost_writes(); }
   uint16_t tee_port() const override { return tee_ ? tee_->port() : 0; }
+  CaptureStats capture_stats() const override {
+    CaptureStats c;
+    const RequestTapStats t = tap_->stats();
+    c.bytes = t.bytes_delivered;
+    c.flows = t.flows_total;
+    c.parse_errors = t.parse_errors + t.resync_rejects;
+    if (mirror_) {
+      const MirrorStats m = mirror_->stats();
+      c.packets = m.frames;
+      c.gaps = m.flows.gaps;
+      c.kernel_drops = m.kernel_drops;
+    }
+    return c;
+  }
   void stop() override {
     if (mirror_) mirror_->stop();
     if (tee_) tee_->stop();

@@ -26,6 +26,16 @@ struct PrefetchSetup {
   PrefetcherOptions prefetcher;
 };
 
+// What the capture side saw (relaxed snapshots of the backend's and the tap's counters).
+struct CaptureStats {
+  uint64_t packets = 0;       // afpacket: frames read from the ring; tee: 0
+  uint64_t bytes = 0;         // client → app bytes handed to the parsers
+  uint64_t flows = 0;         // client connections seen
+  uint64_t gaps = 0;          // holes in a flow's stream (afpacket) — the parser resynced after each
+  uint64_t parse_errors = 0;  // requests the parser refused (the flow resynced)
+  uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring
+};
+
 // The capture side (its own thread) and the Prefetcher (driven by the engine thread).
 class PrefetchPath {
  public:
@@ -42,6 +52,7 @@ class PrefetchPath {
   // Accesses lost to a full queue, WRITE/DELETE ones among them.
   virtual uint64_t dropped_accesses() const = 0;
   virtual uint64_t lost_writes() const = 0;
+  virtual CaptureStats capture_stats() const = 0;
   // The tee proxy's port (0 for afpacket).
   virtual uint16_t tee_port() const = 0;
   // Stops the capture thread; idempotent. The Prefetcher stays usable by the engine thread.

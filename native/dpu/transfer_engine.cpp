@@ -782,6 +782,13 @@ void Engine::update_gauges() {
     set(counters_.prefetch_lead_sum_ns, p.lead_sum_ns);
     set(counters_.prefetch_dropped_accesses, prefetch_->dropped_accesses());
     set(counters_.prefetch_lost_writes, prefetch_->lost_writes());
+    const CaptureStats c = prefetch_->capture_stats();
+    set(counters_.mirror_packets, c.packets);
+    set(counters_.mirror_bytes, c.bytes);
+    set(counters_.mirror_flows, c.flows);
+    set(counters_.mirror_gaps, c.gaps);
+    set(counters_.mirror_parse_errors, c.parse_errors);
+    set(counters_.mirror_kernel_drops, c.kernel_drops);
   }
 }
 

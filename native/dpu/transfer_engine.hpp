@@ -68,6 +68,9 @@ struct EngineStats {
   uint64_t prefetch_lead_count = 0, prefetch_lead_sum_ns = 0;  // capture → item in zone
   uint64_t prefetch_dropped_accesses = 0;  // accesses lost to a full capture → engine queue
   uint64_t prefetch_lost_writes = 0;       // of those, WRITE/DELETE
+  // The mirror (prefetch_path.hpp, CaptureStats).
+  uint64_t mirror_packets = 0, mirror_bytes = 0, mirror_flows = 0, mirror_gaps = 0, mirror_parse_errors = 0;
+  uint64_t mirror_kernel_drops = 0;
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
@@ -77,6 +80,8 @@ struct EngineStats {
   X(prefetch_reads) X(prefetch_writes) X(prefetch_deletes) X(prefetch_host_view_hits) X(prefetch_issued)  \
   X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
+  X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
+  X(mirror_kernel_drops)                                                                                   \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 
 // State of one memory server as the engine sees it.

@@ -950,6 +950,13 @@ void prefetch_scenario(const char* backend) {
   send(resp({"GET", "user:2"}));
   CHECK(eventually([&] { return !(item = zone_item(host.h, "user:2")).empty(); }));
   CHECK(item == "bob-v2");
+  const pd3::EngineStats st = engine->stats();
+  CHECK(st.mirror_flows >= 1);
+  CHECK(st.mirror_bytes >= 5 * resp({"GET", "user:1"}).size());
+  CHECK(tee || st.mirror_packets > 0);
+  CHECK_EQ(st.mirror_parse_errors, 0u);
+  CHECK_EQ(st.prefetch_reads, 4u);
+  CHECK_EQ(st.prefetch_writes, 1u);
   ::close(client);
   engine.reset();
 }
