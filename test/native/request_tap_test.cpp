@@ -25,6 +25,7 @@
 #include "dpu/request_tap.hpp"
 #include "dpu/tee_proxy.hpp"
 #include "harness.hpp"
+#include "loopback_apps.hpp"
 #include "parsers/plugin_loader.hpp"
 #include "parsers/resp_parser.hpp"
 #include "pd3/binproto.h"
@@ -718,44 +719,7 @@ namespace {
 
 constexpr uint32_t kLoopback = 0x7F000001;
 
-// A TCP app on 127.0.0.1 that reads and discards whatever its clients send.
-class DiscardApp {
- public:
-  DiscardApp() {
-    listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(kLoopback);
-    if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_.get(), 64) != 0)
-      return;
-    socklen_t len = sizeof a;
-    getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    thread_ = std::thread([this] {
-      for (;;) {
-        const int c = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (c < 0) return;
-        conns_.emplace_back([c] {
-          pd3::UniqueFd fd(c);
-          std::vector<uint8_t> buf(1 << 16);
-          while (::read(fd.get(), buf.data(), buf.size()) > 0) {
-          }
-        });
-      }
-    });
-  }
-  ~DiscardApp() {
-    ::shutdown(listener_.get(), SHUT_RDWR);  // accept() fails: the thread ends
-    if (thread_.joinable()) thread_.join();
-    for (auto& t : conns_) t.join();
-  }
-  uint16_t port = 0;
-
- private:
-  pd3::UniqueFd listener_;
-  std::thread thread_;
-  std::vector<std::thread> conns_;  // touched by the accept thread only until it is joined
-};
+using pd3test::DiscardApp;
 
 // Connects to 127.0.0.1:port and sends `bytes` in random pieces, then closes. False on failure.
 bool send_stream(uint16_t port, const std::vector<uint8_t>& bytes, uint64_t seed) {

@@ -19,6 +19,7 @@
 #include "common/unique_fd.hpp"
 #include "dpu/tee_proxy.hpp"
 #include "harness.hpp"
+#include "loopback_apps.hpp"
 #include "util.hpp"
 
 namespace {
@@ -62,15 +63,7 @@ class RecordingSink {
 class EchoApp {
  public:
   explicit EchoApp(int delay_ms = 0) : delay_ms_(delay_ms) {
-    fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_.get(), 64);
-    socklen_t len = sizeof a;
-    getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    fd_ = pd3test::listen_loopback(64, &port);
     thread_ = std::thread([this] { serve(); });
   }
   ~EchoApp() {
@@ -109,18 +102,6 @@ class EchoApp {
   std::atomic<bool> stop_{false};
 };
 
-int connect_to(uint16_t port) {
-  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(s);
-    return -1;
-  }
-  return s;
-}
 
 // Sends `data` in random pieces while reading the echo back; returns the echo.
 std::vector<uint8_t> round_trip(int s, const std::vector<uint8_t>& data, uint64_t seed) {
@@ -176,7 +157,7 @@ TEST(tee_proxy_bytes_pass_unchanged_and_the_sink_gets_a_copy) {
   std::unique_ptr<pd3::TeeProxy> proxy;
   REQUIRE(pd3::TeeProxy::start(options(app.port), sink.callbacks(), &proxy) == PD3_OK);
   const std::vector<uint8_t> data = random_bytes(3 << 20, 1);
-  const int s = connect_to(proxy->port());
+  const int s = pd3test::connect_loopback(proxy->port());
   REQUIRE(s >= 0);
   CHECK(round_trip(s, data, 2) == data);
   ::close(s);
@@ -208,7 +189,7 @@ TEST(tee_proxy_many_connections_each_stream_exact) {
   for (int i = 0; i < kClients; ++i) {
     sent[i] = random_bytes(100000 + size_t(i) * 7919, uint64_t(100 + i));
     threads.emplace_back([&, i] {
-      const int s = connect_to(proxy->port());
+      const int s = pd3test::connect_loopback(proxy->port());
       if (s < 0) return;
       if (round_trip(s, sent[i], uint64_t(i)) == sent[i]) ++good;
       ::close(s);
@@ -237,7 +218,7 @@ TEST(tee_proxy_back_pressure_from_a_slow_app_loses_nothing) {
   std::unique_ptr<pd3::TeeProxy> proxy;
   REQUIRE(pd3::TeeProxy::start(o, sink.callbacks(), &proxy) == PD3_OK);
   const std::vector<uint8_t> data = random_bytes(8 << 20, 3);
-  const int s = connect_to(proxy->port());
+  const int s = pd3test::connect_loopback(proxy->port());
   REQUIRE(s >= 0);
   CHECK(round_trip(s, data, 4) == data);
   ::close(s);
@@ -248,7 +229,7 @@ TEST(tee_proxy_half_close_passes_the_end_on) {
   RecordingSink sink;
   std::unique_ptr<pd3::TeeProxy> proxy;
   REQUIRE(pd3::TeeProxy::start(options(app.port), sink.callbacks(), &proxy) == PD3_OK);
-  const int s = connect_to(proxy->port());
+  const int s = pd3test::connect_loopback(proxy->port());
   REQUIRE(s >= 0);
   const char msg[] = "last words";
   REQUIRE(::send(s, msg, sizeof msg, MSG_NOSIGNAL) == ssize_t(sizeof msg));
@@ -277,7 +258,7 @@ TEST(tee_proxy_unreachable_app_and_bad_options) {
   CHECK_EQ(pd3::TeeProxy::start(name, sink.callbacks(), &proxy), PD3_E_INVAL);
   // Port 1 on loopback: nothing listens. The client's connection is closed, the sink sees nothing.
   REQUIRE(pd3::TeeProxy::start(options(1), sink.callbacks(), &proxy) == PD3_OK);
-  const int s = connect_to(proxy->port());
+  const int s = pd3test::connect_loopback(proxy->port());
   REQUIRE(s >= 0);
   char buf[8];
   pollfd p{s, POLLIN, 0};

@@ -17,6 +17,7 @@
 #include "dpu/response_buffer.hpp"
 #include "fake_memserver.hpp"
 #include "harness.hpp"
+#include "loopback_apps.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
 #include "dpu/packet_mirror.hpp"
@@ -827,49 +828,6 @@ TEST(engine_stress_pipelining_with_back_pressure) {
 
 namespace {
 
-// An app that reads and discards what clients send (the host app's network side).
-class SinkApp {
- public:
-  SinkApp() {
-    fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_.get(), 8);
-    socklen_t len = sizeof a;
-    getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    thread_ = std::thread([this] {
-      for (;;) {
-        const int c = ::accept(fd_.get(), nullptr, nullptr);
-        if (c < 0) return;
-        char buf[4096];
-        while (::recv(c, buf, sizeof buf, 0) > 0) {
-        }
-        ::close(c);
-      }
-    });
-  }
-  ~SinkApp() {
-    ::shutdown(fd_.get(), SHUT_RDWR);
-    thread_.join();
-  }
-  uint16_t port = 0;
-
- private:
-  pd3::UniqueFd fd_;
-  std::thread thread_;
-};
-
-int connect_local(uint16_t port) {
-  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? s : -1;
-}
 
 std::string resp(std::initializer_list<std::string> words) {
   std::string out = "*" + std::to_string(words.size()) + "\r\n";
@@ -901,7 +859,7 @@ void prefetch_scenario(const char* backend) {
   to.token = kToken;
   std::unique_ptr<pd3::TcpServer> server;
   REQUIRE(pd3::TcpServer::start(to, std::move(store), &server) == PD3_OK);
-  SinkApp app;
+  pd3test::DiscardApp app;
   ScopedHost host("eng-prefetch");
   REQUIRE(host.rc == PD3_OK);
   pd3::EngineOptions o;
@@ -923,7 +881,7 @@ void prefetch_scenario(const char* backend) {
   REQUIRE(allocate(host.h, 1 << 16, &region) == PD3_OK);
   REQUIRE(write(host.h, region, 0, kv_records({{"user:1", "alice-v1"}, {"user:2", "bob-v1"}})) == PD3_OK);
 
-  const int client = connect_local(tee ? engine->tee_port() : app.port);
+  const int client = pd3test::connect_loopback(tee ? engine->tee_port() : app.port);
   REQUIRE(client >= 0);
   auto send = [&](const std::string& bytes) { REQUIRE(::send(client, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size())); };
 
