@@ -130,4 +130,20 @@ uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
   return withdrawn;
 }
 
+uint32_t LzProducer::invalidate_all() {
+  uint32_t withdrawn = 0;
+  const uint64_t tail = get(zone_.control->lz_tail_seq);
+  for (uint64_t seq = get(zone_.control->lz_head_seq); seq < tail; ++seq) {
+    uint64_t expected = lz_state(seq, PD3_LZ_PRODUCED);
+    // acq_rel: as in invalidate(): a consumer that wins took the item before; after our CAS none can.
+    if (aref(zone_.desc_of(seq).state)
+            .compare_exchange_strong(expected, lz_state(seq, PD3_LZ_INVALID), std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      ++withdrawn;
+      count_by_agent(zone_.control->lz_invalidated);
+    }
+  }
+  return withdrawn;
+}
+
 }  // namespace pd3

@@ -28,6 +28,10 @@ class LzProducer {
   // consumer can take it afterwards. Returns the number withdrawn.
   uint32_t invalidate(const void* key, uint32_t key_len);
 
+  // Withdraws every PRODUCED item, whatever its key (an invalidation of some unknown key may have
+  // been missed: docs/prefetcher.md). Returns the number withdrawn.
+  uint32_t invalidate_all();
+
   // Items published and not yet freed (any state).
   uint64_t pending() const;
 

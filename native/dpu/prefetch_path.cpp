@@ -23,7 +23,9 @@ class Path final : public PrefetchPath {
   explicit Path(uint64_t queue_bytes) : queue_(queue_bytes) {}
   ~Path() override { stop(); }
 
-  int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port) {
+  int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port, LogQueue* log) {
+    zone_ = zone;
+    log_ = log;
     if (const int rc = Prefetcher::create(s.prefetcher, hv, zone, port, &prefetcher_)) return rc;
     ParserHandle parser;
     if (const int rc = load_parser(s.parser.c_str(), &parser)) return rc;
@@ -45,6 +47,18 @@ class Path final : public PrefetchPath {
   }
 
   bool poll(uint64_t now) override {
+    // A missed WRITE or DELETE of some unknown key: no item or answer in flight can be trusted.
+    // relaxed: single-writer statistics; a late view only delays the reset to the next poll.
+    const uint64_t lost = queue_.lost_writes() + tap_->stats().desyncs;
+    if (lost != lost_seen_) {
+      lost_seen_ = lost;
+      ++resets_;
+      const uint32_t withdrawn = zone_->invalidate_all();
+      prefetcher_->cancel_all();
+      log_->log(LogLevel::kWarn, "prefetch.reset",
+                "a client write may have been missed (full queue or a flow out of sync): %u zone items withdrawn, "
+                "prefetches in flight cancelled", withdrawn);
+    }
     const size_t n = queue_.drain(kDrainBatch, [&](const AccessRecord& a) { prefetcher_->on_access(a, now); });
     prefetcher_->pump(now);
     return n > 0;
@@ -65,6 +79,7 @@ class Path final : public PrefetchPath {
       c.gaps = m.flows.gaps;
       c.kernel_drops = m.kernel_drops;
     }
+    c.resets = resets_;
     return c;
   }
   void stop() override {
@@ -74,6 +89,10 @@ class Path final : public PrefetchPath {
 
  private:
   AccessQueue queue_;
+  LzProducer* zone_ = nullptr;
+  LogQueue* log_ = nullptr;
+  uint64_t lost_seen_ = 0;  // lost writes + desyncs at the last poll (engine thread)
+  uint64_t resets_ = 0;     // written by the engine thread, read by capture_stats() on the same thread
   std::unique_ptr<Prefetcher> prefetcher_;
   std::unique_ptr<RequestTap> tap_;
   std::unique_ptr<PacketMirror> mirror_;
@@ -92,7 +111,7 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
     return fail(PD3_E_INVAL, "prefetch: queue_bytes %llu is not a power of two >= 4096",
                 (unsigned long long)setup.queue_bytes);
   auto p = std::make_unique<Path>(setup.queue_bytes);
-  if (const int rc = p->init(setup, host_view, zone, port)) return rc;
+  if (const int rc = p->init(setup, host_view, zone, port, log)) return rc;
   log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s", setup.parser.c_str(),
            setup.backend.c_str(), setup.app.str().c_str());
   *out = std::move(p);

@@ -34,6 +34,9 @@ struct CaptureStats {
   uint64_t gaps = 0;          // holes in a flow's stream (afpacket) — the parser resynced after each
   uint64_t parse_errors = 0;  // requests the parser refused (the flow resynced)
   uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring
+  uint64_t resets = 0;        // times a client write may have been missed (a WRITE/DELETE lost to a
+                              // full queue, or a flow out of sync): every zone item was withdrawn
+                              // and every prefetch cancelled, so nothing stale can be taken
 };
 
 // The capture side (its own thread) and the Prefetcher (driven by the engine thread).
@@ -46,12 +49,15 @@ class PrefetchPath {
                    LogQueue* log, std::unique_ptr<PrefetchPath>* out);
   virtual ~PrefetchPath() = default;  // implementations stop the backend first
 
-  // Engine thread: hands queued accesses to the Prefetcher and pumps it. True if it did anything.
+  // Engine thread: hands queued accesses to the Prefetcher and pumps it; first, if a client write
+  // may have been missed since the last call, withdraws every zone item and cancels every
+  // prefetch (CaptureStats::resets). True if it did anything.
   virtual bool poll(uint64_t now) = 0;
   virtual Prefetcher& prefetcher() = 0;
   // Accesses lost to a full queue, WRITE/DELETE ones among them.
   virtual uint64_t dropped_accesses() const = 0;
   virtual uint64_t lost_writes() const = 0;
+  // Engine thread only (`resets` is the engine thread's own count).
   virtual CaptureStats capture_stats() const = 0;
   // The tee proxy's port (0 for afpacket).
   virtual uint16_t tee_port() const = 0;

@@ -206,6 +206,14 @@ void Prefetcher::cancel(uint64_t hash, const uint8_t* key, uint32_t len, bool se
   table_.release(id);  // stale references in lookup batches and the ready queue see the new gen
 }
 
+void Prefetcher::cancel_all() {
+  for (uint32_t id = 0; id < table_.size(); ++id) {
+    PrefetchEntry& e = table_.at(id);
+    if (e.state == PrefetchState::kFree || !e.indexed) continue;
+    cancel(e.hash, reinterpret_cast<const uint8_t*>(e.key.data()), uint32_t(e.key.size()), /*sent_only=*/false);
+  }
+}
+
 // ---- Host View work -------------------------------------------------------------------------
 
 uint32_t Prefetcher::new_work(HostViewOp op) {

@@ -92,6 +92,9 @@ class Prefetcher {
                    const uint8_t* data, uint32_t size, uint64_t now);
   // The server's connection is gone: its prefetches in flight will never be answered.
   void on_server_lost(int server_id);
+  // Cancels every prefetch not yet answered, whatever its key (a client write may have been lost:
+  // none of their answers may enter the zone). New READs start new prefetches.
+  void cancel_all();
 
   // Relaxed snapshot, readable from any thread.
   PrefetcherStats stats() const;

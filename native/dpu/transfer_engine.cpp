@@ -789,6 +789,7 @@ void Engine::update_gauges() {
     set(counters_.mirror_gaps, c.gaps);
     set(counters_.mirror_parse_errors, c.parse_errors);
     set(counters_.mirror_kernel_drops, c.kernel_drops);
+    set(counters_.prefetch_resets, c.resets);
   }
 }
 

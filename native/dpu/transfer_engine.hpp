@@ -71,6 +71,7 @@ struct EngineStats {
   // The mirror (prefetch_path.hpp, CaptureStats).
   uint64_t mirror_packets = 0, mirror_bytes = 0, mirror_flows = 0, mirror_gaps = 0, mirror_parse_errors = 0;
   uint64_t mirror_kernel_drops = 0;
+  uint64_t prefetch_resets = 0;            // zone withdrawn after a possibly missed client write
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
@@ -81,7 +82,7 @@ struct EngineStats {
   X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
-  X(mirror_kernel_drops)                                                                                   \
+  X(mirror_kernel_drops) X(prefetch_resets)                                                               \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 
 // State of one memory server as the engine sees it.

@@ -169,6 +169,22 @@ TEST(lz_dest_too_small_leaves_item_consumable) {
   CHECK_EQ(z.c()->lz_consumed, 1u);
 }
 
+TEST(lz_invalidate_all_withdraws_every_produced_item) {
+  Zone z(1 << 16, 64);
+  REQUIRE(z.ok());
+  for (uint64_t i = 0; i < 10; ++i) REQUIRE(z.produce(key_of(i), value_of(i, 0, 20)) > 0);
+  std::vector<uint8_t> got;
+  CHECK_EQ(z.take(key_of(3), &got), 20);  // consumed before: not withdrawn, not counted
+  CHECK_EQ(z.producer().invalidate_all(), 9u);
+  CHECK_EQ(z.c()->lz_invalidated, 9u);
+  for (uint64_t i = 0; i < 10; ++i) CHECK_EQ(z.take(key_of(i)), 0);
+  CHECK_EQ(z.producer().invalidate_all(), 0u);
+  CHECK_EQ(z.producer().clean(), 10u);
+  REQUIRE(z.produce(key_of(11), value_of(11, 0, 20)) > 0);  // the zone works on as before
+  CHECK_EQ(z.take(key_of(11), &got), 20);
+  CHECK(got == value_of(11, 0, 20));
+}
+
 TEST(lz_invalidate_withdraws_produced_items) {
   Zone z(1 << 16, 64);
   REQUIRE(z.ok());

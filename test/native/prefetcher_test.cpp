@@ -421,6 +421,28 @@ TEST(prefetcher_write_delete_or_flush_drops_the_answer_in_flight) {
   }
 }
 
+TEST(prefetcher_cancel_all_drops_every_answer_still_to_come) {
+  Rig rig;
+  REQUIRE(rig.ok());
+  rig.read("a");
+  rig.read("b");
+  REQUIRE(rig.settle());
+  REQUIRE(rig.port.sent.size() == 2);
+  rig.p->cancel_all();  // a client write of some unknown key may have been missed
+  CHECK_EQ(rig.stats().cancelled, 2u);
+  rig.answer(rig.port.sent[0], PD3_OK, "old-a");
+  rig.answer(rig.port.sent[1], PD3_OK, "old-b");
+  CHECK(rig.take("a") == "");
+  CHECK(rig.take("b") == "");
+  CHECK_EQ(rig.stats().produced, 0u);
+  CHECK_EQ(rig.p->inflight(), 0u);
+  rig.read("a");  // a new READ starts a new prefetch, whose answer is trusted
+  REQUIRE(rig.settle());
+  REQUIRE(rig.port.sent.size() == 3);
+  rig.answer(rig.port.sent[2], PD3_OK, "new-a");
+  CHECK(rig.take("a") == "new-a");
+}
+
 TEST(prefetcher_write_withdraws_produced_items) {
   Rig rig;
   REQUIRE(rig.ok());
