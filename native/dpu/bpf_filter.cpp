@@ -1,9 +1,14 @@
 // bpf_filter.cpp — builds the mirror's classic BPF program with a tiny label-resolving assembler.
 #include "dpu/bpf_filter.hpp"
 
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -12,19 +17,17 @@
 namespace pd3 {
 namespace {
 
-constexpr uint32_t kEtherTypeIpv4 = 0x0800;
-constexpr uint32_t kProtoTcp = 6;
-constexpr uint32_t kFragmentOffsetMask = 0x1FFF;
 constexpr uint32_t kMaxInstructions = 4096;  // BPF_MAXINSNS
 
-// Network-header-relative offsets (IPv4 header, then the TCP header at X = IHL * 4).
-constexpr uint32_t net(uint32_t off) { return uint32_t(SKF_NET_OFF) + off; }
-constexpr uint32_t kIpFragmentField = 6;
-constexpr uint32_t kIpProtocol = 9;
-constexpr uint32_t kIpSource = 12;
-constexpr uint32_t kIpDestination = 16;
-constexpr uint32_t kTcpSourcePort = 0;
-constexpr uint32_t kTcpDestinationPort = 2;
+// Network-header-relative offsets (IPv4 header, then the TCP header at X = IHL * 4), from the
+// system's header definitions (as packet_decode.cpp uses them).
+constexpr uint32_t net(size_t off) { return uint32_t(SKF_NET_OFF) + uint32_t(off); }
+constexpr size_t kIpFragmentField = offsetof(iphdr, frag_off);
+constexpr size_t kIpProtocol = offsetof(iphdr, protocol);
+constexpr size_t kIpSource = offsetof(iphdr, saddr);
+constexpr size_t kIpDestination = offsetof(iphdr, daddr);
+constexpr size_t kTcpSourcePort = offsetof(tcphdr, source);
+constexpr size_t kTcpDestinationPort = offsetof(tcphdr, dest);
 
 // Emits instructions whose jump targets are labels, resolved into relative offsets at the end.
 class Assembler {
@@ -73,11 +76,11 @@ std::vector<sock_filter> tcp_port_filter(uint32_t ip, uint16_t port) {
   const auto whole = a.label();
   const auto from_server = a.label();
   a.op(BPF_LD | BPF_H | BPF_ABS, uint32_t(SKF_AD_OFF + SKF_AD_PROTOCOL));  // A = EtherType of the skb
-  a.jump(BPF_JEQ, kEtherTypeIpv4, -1, drop);
+  a.jump(BPF_JEQ, ETH_P_IP, -1, drop);
   a.op(BPF_LD | BPF_B | BPF_ABS, net(kIpProtocol));
-  a.jump(BPF_JEQ, kProtoTcp, -1, drop);
+  a.jump(BPF_JEQ, IPPROTO_TCP, -1, drop);
   a.op(BPF_LD | BPF_H | BPF_ABS, net(kIpFragmentField));
-  a.jump(BPF_JSET, kFragmentOffsetMask, drop, -1);  // a later fragment: no TCP header in it
+  a.jump(BPF_JSET, IP_OFFMASK, drop, -1);  // a later fragment: no TCP header in it
   a.op(BPF_LD | BPF_B | BPF_ABS, net(0));           // X = IHL * 4
   a.op(BPF_ALU | BPF_AND | BPF_K, 0x0F);
   a.op(BPF_ALU | BPF_LSH | BPF_K, 2);

@@ -1,23 +1,24 @@
 // packet_decode.cpp — link header → IPv4 → TCP, bounds-checked at every step.
 #include "dpu/packet_decode.hpp"
 
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+
 #include <algorithm>
+#include <cstddef>
 
 namespace pd3 {
 namespace {
 
-constexpr size_t kEthernetHeader = 14;
-constexpr size_t kVlanTag = 4;
+// Header layouts come from the system's definitions (shared with bpf_filter.cpp), never from
+// numbers copied here.
+constexpr size_t kVlanTag = 4;  // TCI + the next EtherType (the userspace headers have no name for it)
 constexpr int kMaxVlanTags = 2;
-constexpr uint16_t kEtherTypeIpv4 = 0x0800;
-constexpr uint16_t kEtherTypeVlan = 0x8100;
-constexpr uint16_t kEtherTypeQinQ = 0x88A8;
-constexpr size_t kIpv4MinHeader = 20;
-constexpr size_t kTcpMinHeader = 20;
-constexpr uint8_t kProtoTcp = 6;
-constexpr uint16_t kIpMoreFragments = 0x2000;
-constexpr uint16_t kIpFragmentOffset = 0x1FFF;
-constexpr size_t kMaxClassicIpv4 = 0xFFFF;
+constexpr size_t kIpv4MinHeader = sizeof(iphdr);
+constexpr size_t kTcpMinHeader = sizeof(tcphdr);
+constexpr size_t kTcpDataOffset = offsetof(tcphdr, ack_seq) + sizeof(uint32_t);  // doff:4, then flags
 
 // Big-endian loads from byte pointers: frames have no alignment guarantee.
 uint16_t be16(const uint8_t* p) { return uint16_t(uint16_t(p[0]) << 8 | p[1]); }
@@ -32,14 +33,14 @@ DecodeStatus decode_ipv4(const uint8_t* packet, size_t captured, size_t wire_len
   if (captured < kIpv4MinHeader) return DecodeStatus::kTruncated;
   const size_t ihl = size_t(packet[0] & 0x0F) * 4;
   if (ihl < kIpv4MinHeader) return DecodeStatus::kMalformed;
-  size_t total = be16(packet + 2);
+  size_t total = be16(packet + offsetof(iphdr, tot_len));
   // A GSO packet over 64 KiB ("BIG TCP") carries total length 0; the kernel then takes the length
   // from the packet itself, and so do we. Anything else with a zero length is malformed.
-  if (total == 0 && wire_len > kMaxClassicIpv4) total = wire_len;
+  if (total == 0 && wire_len > IP_MAXPACKET) total = wire_len;
   if (total > wire_len || total < ihl) return DecodeStatus::kMalformed;
-  const uint16_t frag = be16(packet + 6);
-  if ((frag & kIpMoreFragments) || (frag & kIpFragmentOffset)) return DecodeStatus::kFragment;
-  if (packet[9] != kProtoTcp) return DecodeStatus::kNotTcp;
+  const uint16_t frag = be16(packet + offsetof(iphdr, frag_off));
+  if ((frag & IP_MF) || (frag & IP_OFFMASK)) return DecodeStatus::kFragment;
+  if (packet[offsetof(iphdr, protocol)] != IPPROTO_TCP) return DecodeStatus::kNotTcp;
   if (captured < ihl) return DecodeStatus::kTruncated;
 
   // The TCP segment: bytes [ihl, total) of the packet; `avail` of them were captured (Ethernet
@@ -49,17 +50,17 @@ DecodeStatus decode_ipv4(const uint8_t* packet, size_t captured, size_t wire_len
   const size_t avail = std::min(total, captured) - ihl;
   if (seg_len < kTcpMinHeader) return DecodeStatus::kMalformed;
   if (avail < kTcpMinHeader) return DecodeStatus::kTruncated;
-  const size_t doff = size_t(tcp[12] >> 4) * 4;
+  const size_t doff = size_t(tcp[kTcpDataOffset] >> 4) * 4;
   if (doff < kTcpMinHeader || doff > seg_len) return DecodeStatus::kMalformed;
   if (avail < doff) return DecodeStatus::kTruncated;
 
-  out->src_ip = be32(packet + 12);
-  out->dst_ip = be32(packet + 16);
-  out->src_port = be16(tcp);
-  out->dst_port = be16(tcp + 2);
-  out->seq = be32(tcp + 4);
-  out->ack = be32(tcp + 8);
-  out->flags = tcp[13];
+  out->src_ip = be32(packet + offsetof(iphdr, saddr));
+  out->dst_ip = be32(packet + offsetof(iphdr, daddr));
+  out->src_port = be16(tcp + offsetof(tcphdr, source));
+  out->dst_port = be16(tcp + offsetof(tcphdr, dest));
+  out->seq = be32(tcp + offsetof(tcphdr, seq));
+  out->ack = be32(tcp + offsetof(tcphdr, ack_seq));
+  out->flags = tcp[kTcpDataOffset + 1];
   out->payload = tcp + doff;
   out->payload_len = uint32_t(avail - doff);
   out->wire_len = uint32_t(seg_len - doff);
@@ -69,15 +70,15 @@ DecodeStatus decode_ipv4(const uint8_t* packet, size_t captured, size_t wire_len
 DecodeStatus decode_frame(LinkType link, const uint8_t* frame, size_t captured, size_t wire_len, TcpSegmentView* out) {
   wire_len = std::max(wire_len, captured);
   if (link == LinkType::kRawIp) return decode_ipv4(frame, captured, wire_len, out);
-  if (captured < kEthernetHeader) return DecodeStatus::kTruncated;
-  size_t at = kEthernetHeader;
-  uint16_t type = be16(frame + 12);
-  for (int tags = 0; (type == kEtherTypeVlan || type == kEtherTypeQinQ) && tags < kMaxVlanTags; ++tags) {
+  if (captured < ETH_HLEN) return DecodeStatus::kTruncated;
+  size_t at = ETH_HLEN;
+  uint16_t type = be16(frame + offsetof(ethhdr, h_proto));
+  for (int tags = 0; (type == ETH_P_8021Q || type == ETH_P_8021AD) && tags < kMaxVlanTags; ++tags) {
     if (captured < at + kVlanTag) return DecodeStatus::kTruncated;
     type = be16(frame + at + 2);  // the tag: TCI (2 bytes), then the next EtherType
     at += kVlanTag;
   }
-  if (type != kEtherTypeIpv4) return DecodeStatus::kNotIpv4;
+  if (type != ETH_P_IP) return DecodeStatus::kNotIpv4;
   return decode_ipv4(frame + at, captured - at, wire_len - at, out);
 }
 
