@@ -450,10 +450,12 @@ void Engine::route(const RequestView& v, uint64_t now) {
   const LinkRecord meta{v.hdr, v.pos, 0, 0};
   int status = PD3_OK;
   switch (pd3_op_of(op_id)) {
-    case PD3_OP_WRITE: {
+    case PD3_OP_WRITE:
+    case PD3_OP_READ: {
       const int li = link_for_region(v.hdr.region, &status);
       if (li < 0) return fail_request(v.pos, op_id, status);
       forward(li, record, v.record_len, meta, now);
+      if (pd3_op_of(op_id) == PD3_OP_READ) return;
       // Table 2, after the DMA read ①: the written keys leave Host View and their Loading Zone
       // items are withdrawn, before the write is sent (dispatch() comes later in this pass). The
       // prefetcher, when there is one, owns Host View and learns where the keys now live.
@@ -467,11 +469,6 @@ void Engine::route(const RequestView& v, uint64_t now) {
         }
       });
       return;
-    }
-    case PD3_OP_READ: {
-      const int li = link_for_region(v.hdr.region, &status);
-      if (li < 0) return fail_request(v.pos, op_id, status);
-      return forward(li, record, v.record_len, meta, now);
     }
     case PD3_OP_CONTROL:
       switch (v.hdr.region) {
