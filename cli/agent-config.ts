@@ -114,6 +114,11 @@ export const AGENT_SETTINGS = {
     { flag: 'tee-listen', help: 'tee only: the public address clients connect to' },
   ),
   mirrorInterface: text(64, { flag: 'mirror-interface', help: 'afpacket only: the interface to capture on', fallback: 'lo' }),
+  prefetchIssuer: choice(['agent', 'host'] as const, {
+    flag: 'prefetch-issuer',
+    help: 'who sends each prefetch to the memory server: the agent (DPU-direct) or the host after a hint from the agent (the slower design of the paper\'s §6.2, for comparison)',
+    fallback: 'agent',
+  }),
   prefetchInflight: integer(1, 16384, {
     flag: 'prefetch-inflight',
     help: 'prefetches between a client READ and the answer, at most',
@@ -164,6 +169,7 @@ export interface AgentSettings {
   app?: string;
   teeListen?: string;
   mirrorInterface?: string;
+  prefetchIssuer?: 'agent' | 'host';
   prefetchInflight?: number;
   prefetchItemBytes?: number | string;
   metrics?: string;
@@ -197,6 +203,8 @@ export interface AgentOptions {
     app: Endpoint;
     teeListen?: Endpoint;
     interface: string;
+    /** Who sends each prefetch; absent: the agent. */
+    issuer?: 'agent' | 'host';
     maxInflight?: number;
     maxItemBytes?: number;
   };
@@ -216,8 +224,8 @@ function required<T>(value: T | undefined, flag: string, key: string, fileLabel:
 // The prefetch settings, checked together: a parser needs the app's address, tee a listen address.
 function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], fileLabel: string): AgentOptions['prefetch'] {
   if (v.prefetchParser === undefined) {
-    if (v.app !== undefined || v.teeListen !== undefined)
-      throw new UsageError('--app and --tee-listen only apply with --prefetch-parser');
+    if (v.app !== undefined || v.teeListen !== undefined || v.prefetchIssuer !== undefined)
+      throw new UsageError('--app, --tee-listen and --prefetch-issuer only apply with --prefetch-parser');
     return undefined;
   }
   const mirror = v.mirror ?? 'afpacket';
@@ -229,6 +237,7 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
     app,
     teeListen: v.teeListen,
     interface: v.mirrorInterface ?? 'lo',
+    issuer: v.prefetchIssuer ?? 'agent',
     maxInflight: v.prefetchInflight,
     maxItemBytes: v.prefetchItemBytes,
   });

@@ -6,6 +6,40 @@ import { familiesFromStats, type StatMetric } from './stat-metrics.js';
 
 const PREFIX = 'pd3_agent';
 
+const ACCESSES = 'Client accesses the parser found in mirrored requests.';
+const MIRROR = `${PREFIX}_mirror`;
+const LEAD = 'Lead time (client READ captured → item in the Loading Zone) since start, by quantile (±3.2%).';
+
+// Prefetching and the mirror (docs/prefetcher.md, docs/mirror.md say what each counts).
+const PREFETCH_METRICS: readonly StatMetric[] = [
+  { stat: 'prefetch_reads', name: `${PREFIX}_prefetch_accesses_total`, type: 'counter', help: ACCESSES, labels: { op: 'read' } },
+  { stat: 'prefetch_writes', name: `${PREFIX}_prefetch_accesses_total`, type: 'counter', help: ACCESSES, labels: { op: 'write' } },
+  { stat: 'prefetch_deletes', name: `${PREFIX}_prefetch_accesses_total`, type: 'counter', help: ACCESSES, labels: { op: 'delete' } },
+  { stat: 'prefetch_host_view_hits', name: `${PREFIX}_prefetch_host_view_hits_total`, type: 'counter', help: 'Client READs of keys the host already held.' },
+  { stat: 'prefetch_issued', name: `${PREFIX}_prefetch_requests_total`, type: 'counter', help: 'Prefetch requests sent to memory servers.' },
+  { stat: 'prefetch_deduplicated', name: `${PREFIX}_prefetch_deduplicated_total`, type: 'counter', help: 'Client READs of a key whose prefetch was already in flight.' },
+  { stat: 'prefetch_cancelled', name: `${PREFIX}_prefetch_cancelled_total`, type: 'counter', help: 'Prefetches cancelled by a client write, delete or host flush.' },
+  { stat: 'prefetch_produced', name: `${PREFIX}_prefetch_produced_total`, type: 'counter', help: 'Items put into the Loading Zone.' },
+  { stat: 'prefetch_not_found', name: `${PREFIX}_prefetch_not_found_total`, type: 'counter', help: 'Prefetches of keys no memory server holds.' },
+  { stat: 'prefetch_lead_count', name: `${PREFIX}_prefetch_lead_total`, type: 'counter', help: 'Items whose lead time (capture → item in zone) was measured.' },
+  { stat: 'prefetch_lead_sum_ns', name: `${PREFIX}_prefetch_lead_nanoseconds_total`, type: 'counter', help: 'Sum of the lead times (capture → item in zone).' },
+  { stat: 'prefetch_lead_p50_ns', name: `${PREFIX}_prefetch_lead_nanoseconds`, type: 'gauge', help: LEAD, labels: { quantile: '0.5' } },
+  { stat: 'prefetch_lead_p99_ns', name: `${PREFIX}_prefetch_lead_nanoseconds`, type: 'gauge', help: LEAD, labels: { quantile: '0.99' } },
+  { stat: 'prefetch_dropped_accesses', name: `${PREFIX}_prefetch_dropped_accesses_total`, type: 'counter', help: 'Accesses lost to a full capture → engine queue.' },
+  { stat: 'prefetch_lost_writes', name: `${PREFIX}_prefetch_lost_writes_total`, type: 'counter', help: 'WRITE/DELETE accesses lost to a full queue.' },
+  { stat: 'prefetch_resets', name: `${PREFIX}_prefetch_resets_total`, type: 'counter', help: 'Times every zone item was withdrawn after a client write may have been missed.' },
+  { stat: 'prefetch_hints', name: `${PREFIX}_prefetch_hints_total`, type: 'counter', help: 'Issuer host: prefetch hints handed to the host.' },
+  { stat: 'prefetch_hints_returned', name: `${PREFIX}_prefetch_hints_returned_total`, type: 'counter', help: 'Issuer host: PREFETCH requests the host sent back for hints.' },
+  { stat: 'prefetch_hints_expired', name: `${PREFIX}_prefetch_hints_expired_total`, type: 'counter', help: 'Issuer host: hints the host did not return in time.' },
+  { stat: 'prefetch_hints_refused', name: `${PREFIX}_prefetch_hints_refused_total`, type: 'counter', help: 'PREFETCH requests from the host that matched no outstanding hint.' },
+  { stat: 'mirror_packets', name: `${MIRROR}_packets_total`, type: 'counter', help: 'Captured packets read (afpacket).' },
+  { stat: 'mirror_bytes', name: `${MIRROR}_bytes_total`, type: 'counter', help: 'Client → app bytes handed to the parser.' },
+  { stat: 'mirror_flows', name: `${MIRROR}_flows_total`, type: 'counter', help: 'Client connections seen.' },
+  { stat: 'mirror_gaps', name: `${MIRROR}_gaps_total`, type: 'counter', help: 'Holes in a flow\'s byte stream (the parser resynced after each).' },
+  { stat: 'mirror_parse_errors', name: `${MIRROR}_parse_errors_total`, type: 'counter', help: 'Requests the parser refused (the flow resynced).' },
+  { stat: 'mirror_kernel_drops', name: `${MIRROR}_kernel_drops_total`, type: 'counter', help: 'Packets the kernel dropped on a full capture ring.' },
+];
+
 /** Native stat (EngineStats field) → metric. */
 export const AGENT_METRICS: readonly StatMetric[] = [
   {
@@ -96,6 +130,7 @@ export const AGENT_METRICS: readonly StatMetric[] = [
     help: 'Request records sent to memory servers and not yet answered.',
   },
   { stat: 'host_view_keys', name: `${PREFIX}_host_view_keys`, type: 'gauge', help: 'Keys in Host View.' },
+  ...PREFETCH_METRICS,
 ];
 
 /** Families of one scrape. */

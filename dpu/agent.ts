@@ -31,7 +31,13 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.hostViewShards !== undefined) out.hostViewShards = o.hostViewShards;
   if (o.prefetch !== undefined) {
     const p = o.prefetch;
-    out.prefetch = { parser: p.parser, backend: p.mirror, app: formatEndpoint(p.app), interface: p.interface };
+    out.prefetch = {
+      parser: p.parser,
+      backend: p.mirror,
+      app: formatEndpoint(p.app),
+      interface: p.interface,
+    };
+    if (p.issuer !== undefined) out.prefetch.issuer = p.issuer;
     if (p.teeListen !== undefined) out.prefetch.listen = formatEndpoint(p.teeListen);
     if (p.maxInflight !== undefined) out.prefetch.maxInflight = p.maxInflight;
     if (p.maxItemBytes !== undefined) out.prefetch.maxItemBytes = p.maxItemBytes;
@@ -71,7 +77,7 @@ export class Agent extends NativeService<NativeEngine> {
       segment: options.segment,
       servers,
       serversUp: native.servers().filter((s) => s.connected).length,
-      prefetch: options.prefetch === undefined ? null : `${options.prefetch.parser} on ${options.prefetch.mirror}`,
+      prefetch: options.prefetch === undefined ? null : `${options.prefetch.parser} on ${options.prefetch.mirror}, issued by the ${options.prefetch.issuer ?? 'agent'}`,
       teePort: native.teePort() || null,
       metrics: metrics === null ? null : formatEndpoint(metrics),
     });

@@ -237,6 +237,10 @@ export interface NativeEngineOptions {
     /** tee only: "host:port" clients connect to. */
     listen?: string;
     interface?: string;
+    /** Who sends each prefetch: the agent (DPU-direct, default) or the host after a hint (§6.2). */
+    issuer?: 'agent' | 'host';
+    /** issuer "host": a hint the host has not returned by then is given up. */
+    hintTimeoutMs?: number;
     maxInflight?: number;
     maxItemBytes?: number;
   };

@@ -488,10 +488,11 @@ describe('pd3-agent settings', () => {
       mirror: 'afpacket',
       app: { host: '127.0.0.1', port: 6379 },
       interface: 'lo',
+      issuer: 'agent',
     });
     const tee = parseAgentCommand(
       [...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:6380', '--tee-listen', '127.0.0.1:6379',
-        '--prefetch-inflight', '100', '--prefetch-item-bytes', '4K'],
+        '--prefetch-inflight', '100', '--prefetch-item-bytes', '4K', '--prefetch-issuer', 'host'],
       {},
     );
     expect(tee.kind === 'run' && tee.options.prefetch).toEqual({
@@ -500,13 +501,18 @@ describe('pd3-agent settings', () => {
       app: { host: '127.0.0.1', port: 6380 },
       teeListen: { host: '127.0.0.1', port: 6379 },
       interface: 'lo',
+      issuer: 'host',
       maxInflight: 100,
       maxItemBytes: 4096,
     });
     expect(refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp'], {}))).toMatch(/--app .* is required/);
     expect(refusal(() => parseAgentCommand([...base, '--app', '127.0.0.1:1'], {}))).toMatch(
-      /--app and --tee-listen only apply with --prefetch-parser/,
+      /--app, --tee-listen and --prefetch-issuer only apply with --prefetch-parser/,
     );
+    expect(refusal(() => parseAgentCommand([...base, '--prefetch-issuer', 'host'], {}))).toMatch(/only apply with --prefetch-parser/);
+    expect(
+      refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--app', '127.0.0.1:1', '--prefetch-issuer', 'nic'], {})),
+    ).toMatch(/^--prefetch-issuer: must be/);
     expect(
       refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:1'], {})),
     ).toMatch(/--mirror tee needs --tee-listen/);

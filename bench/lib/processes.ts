@@ -117,7 +117,9 @@ export async function startMemserver(spec: MemserverSpec): Promise<Daemon & { po
 
 /** Starts pd3-agent for `segment`; resolves once it is serving. */
 export function startAgent(segment: string, servers: number[], token: string, extra: string[] = []): Promise<Daemon> {
+  // Metrics off unless the caller asks for them (a flag may be given once).
+  const metrics = extra.includes('--metrics') ? [] : ['--metrics', 'off'];
   const args = ['--segment', segment, '--servers', servers.map((p) => `127.0.0.1:${p}`).join(','),
-    '--metrics', 'off', '--log-level', 'info', ...extra];
+    ...metrics, '--log-level', 'info', ...extra];
   return startDaemon(AGENT_CLI, args, token);
 }

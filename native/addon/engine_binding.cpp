@@ -88,6 +88,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       endpoint("app", true, &opt.prefetch.app);
       endpoint("listen", false, &opt.prefetch.listen);
       if (const std::string i = field("interface", false); !i.empty()) opt.prefetch.interface = i;
+      if (const std::string i = field("issuer", false); !i.empty()) opt.prefetch.issuer = i;
       auto pnum = [&](const char* k, uint64_t dflt, uint64_t max) {
         Napi::Value v = p.Get(k);
         if (v.IsUndefined()) return dflt;
@@ -98,6 +99,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       opt.prefetch.prefetcher.max_inflight = uint32_t(pnum("maxInflight", opt.prefetch.prefetcher.max_inflight, 16384));
       opt.prefetch.prefetcher.max_item_bytes =
           uint32_t(pnum("maxItemBytes", opt.prefetch.prefetcher.max_item_bytes, 0x7FFFFFFF));
+      opt.prefetch.hint_timeout_ms = uint32_t(pnum("hintTimeoutMs", opt.prefetch.hint_timeout_ms, 3600000));
     }
     if (const int rc = pd3::TransferEngine::start(opt, &engine_)) throw_status(env, rc, "TransferEngine");
   }

@@ -107,13 +107,16 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
     return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket or tee", setup.backend.c_str());
   if (setup.app.port == 0 || (setup.backend == "tee" && setup.listen.host.empty()))
     return fail(PD3_E_INVAL, "prefetch: the app's address (and, for tee, a listen address) is required");
+  if (setup.issuer != "agent" && setup.issuer != "host")
+    return fail(PD3_E_INVAL, "prefetch issuer '%s': use agent or host", setup.issuer.c_str());
+  if (setup.hint_timeout_ms == 0) return fail(PD3_E_INVAL, "prefetch: hint_timeout_ms must be > 0");
   if (setup.queue_bytes < 4096 || (setup.queue_bytes & (setup.queue_bytes - 1)) != 0)
     return fail(PD3_E_INVAL, "prefetch: queue_bytes %llu is not a power of two >= 4096",
                 (unsigned long long)setup.queue_bytes);
   auto p = std::make_unique<Path>(setup.queue_bytes);
   if (const int rc = p->init(setup, host_view, zone, port, log)) return rc;
-  log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s", setup.parser.c_str(),
-           setup.backend.c_str(), setup.app.str().c_str());
+  log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s, issued by the %s",
+           setup.parser.c_str(), setup.backend.c_str(), setup.app.str().c_str(), setup.issuer.c_str());
   *out = std::move(p);
   return PD3_OK;
 }

@@ -23,6 +23,11 @@ struct PrefetchSetup {
   Endpoint listen;                 // tee only: the public address clients connect to
   std::string interface = "lo";    // afpacket only
   uint64_t queue_bytes = 4u << 20; // the access queue between the capture and engine threads
+  // Who sends each prefetch to the memory server: "agent" (DPU-direct, paper §6.2) or "host" (the
+  // agent hands the host a hint and the host sends the PREFETCH back through the request ring —
+  // the design PD3 improves on, kept to measure the difference; pd3/wire.h pd3_prefetch_hint).
+  std::string issuer = "agent";
+  uint32_t hint_timeout_ms = 2000;  // issuer "host": a hint not returned by then is given up
   PrefetcherOptions prefetcher;
 };
 

@@ -41,7 +41,7 @@ struct Prefetcher::Counters {
 #define PD3_PREFETCHER_COUNTER(name) std::atomic<uint64_t> name{0};
   PD3_PREFETCHER_STATS_FIELDS(PD3_PREFETCHER_COUNTER)
 #undef PD3_PREFETCHER_COUNTER
-  std::atomic<uint64_t> lead_us_log2[PrefetcherStats::kLeadBuckets] = {};
+  LatencyHistogram lead;  // capture → item in zone
 };
 
 namespace {
@@ -519,8 +519,7 @@ void Prefetcher::produce(uint32_t id, const uint8_t* data, uint32_t size, uint64
   bump(c.lead_count);
   bump(c.lead_sum_ns, lead);
   if (lead > c.lead_max_ns.load(std::memory_order_relaxed)) set(c.lead_max_ns, lead);  // relaxed: see Counters
-  const uint32_t bucket = std::min<uint32_t>(uint32_t(std::bit_width(lead / 1000)), PrefetcherStats::kLeadBuckets - 1);
-  bump(c.lead_us_log2[bucket]);
+  c.lead.record(lead);
 }
 
 void Prefetcher::on_server_lost(int server_id) {
@@ -553,9 +552,12 @@ PrefetcherStats Prefetcher::stats() const {
 #define PD3_PREFETCHER_LOAD(name) s.name = c.name.load(std::memory_order_relaxed);
   PD3_PREFETCHER_STATS_FIELDS(PD3_PREFETCHER_LOAD)
 #undef PD3_PREFETCHER_LOAD
-  for (uint32_t i = 0; i < PrefetcherStats::kLeadBuckets; ++i)
-    s.lead_us_log2[i] = c.lead_us_log2[i].load(std::memory_order_relaxed);  // relaxed: see Counters
+  const LatencyHistogram::Snapshot lead = c.lead.snapshot();
+  s.lead_p50_ns = lead.quantile(0.5);
+  s.lead_p99_ns = lead.quantile(0.99);
   return s;
 }
+
+LatencyHistogram::Snapshot Prefetcher::lead_histogram() const { return counters_->lead.snapshot(); }
 
 }  // namespace pd3

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/latency_histogram.hpp"
 #include "dpu/access_queue.hpp"
 #include "dpu/host_view.hpp"
 #include "dpu/key_directory.hpp"
@@ -53,11 +54,11 @@ struct PrefetcherOptions {
 
 // A snapshot of the prefetcher's counters (see docs/prefetcher.md for each).
 struct PrefetcherStats {
-  static constexpr uint32_t kLeadBuckets = 16;  // [0] < 1 µs, [i] < 2^i µs, [15] everything longer
 #define PD3_PREFETCHER_STATS_FIELD(name) uint64_t name = 0;
   PD3_PREFETCHER_STATS_FIELDS(PD3_PREFETCHER_STATS_FIELD)
 #undef PD3_PREFETCHER_STATS_FIELD
-  uint64_t lead_us_log2[kLeadBuckets] = {};  // lead time (client READ capture → item produced)
+  uint64_t lead_p50_ns = 0;  // lead time (client READ capture → item produced): median
+  uint64_t lead_p99_ns = 0;  //   and 99th percentile, from lead_histogram() (±3.2%)
 };
 
 // The prefetcher. Every method but stats() must be called from one thread (the Transfer Engine's):
@@ -98,6 +99,8 @@ class Prefetcher {
 
   // Relaxed snapshot, readable from any thread.
   PrefetcherStats stats() const;
+  // The lead times of every item produced so far (any thread).
+  LatencyHistogram::Snapshot lead_histogram() const;
   // Prefetches between READ and answer (lookups included).
   uint32_t inflight() const { return table_.in_use(); }
   // True when no Host View work is queued or submitted (tests wait for this).

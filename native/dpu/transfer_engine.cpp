@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "common/transport_codec.hpp"
 #include "dpu/agent_session.hpp"
+#include "dpu/hint_table.hpp"
 #include "dpu/host_replies.hpp"
 #include "dpu/response_buffer.hpp"
 #include "dpu/server_link.hpp"
@@ -37,6 +38,8 @@ constexpr uint64_t kBeatAtLeastNs = 900 * kUs;  // and never sleep past this (a 
 constexpr uint64_t kGaugesEveryNs = 1 * kMs;    // gauges of an idle engine are refreshed this often
 constexpr int kMaxEvents = 64;
 constexpr uint64_t kDefaultHostViewKeys = 1u << 20;
+constexpr uint64_t kNoRingPosition = ~uint64_t{0};  // a record that answers no host request (never fenced)
+constexpr size_t kMaxReplyBacklogForHints = 2 * PD3_MAX_INFLIGHT;  // replies owed to a host not polling
 
 // The engine's counters. One writer (the engine thread) and any number of readers (stats()):
 // every access is relaxed because each counter is an independent statistic that publishes no
@@ -93,7 +96,8 @@ void for_each_key(const uint8_t* data, uint64_t len, Fn&& fn) {
 // The implementation behind TransferEngine.
 class Engine final : public TransferEngine, private PrefetchPort {
  public:
-  explicit Engine(const EngineOptions& options) : options_(options) {}
+  explicit Engine(const EngineOptions& options)
+      : options_(options), via_host_(!options.prefetch.parser.empty() && options.prefetch.issuer == "host") {}
   ~Engine() override { stop(); }
 
   int init();
@@ -144,14 +148,22 @@ class Engine final : public TransferEngine, private PrefetchPort {
   int send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                     uint64_t now) override;
   uint32_t servers_up() const override;
+  int queue_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+                     bool may_defer, uint64_t now);
+  // Issuer "host": the hint out, the host's PREFETCH back, and hints it never returned.
+  int send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now);
+  void take_hinted_prefetch(const RequestView& v, uint64_t now);
+  void expire_hints(uint64_t now);
   void update_gauges();
 
   EngineOptions options_;
+  const bool via_host_;  // prefetches go to the host as hints first (PrefetchSetup::issuer "host")
   std::unique_ptr<AgentSession> session_;
   pd3_control* control_ = nullptr;
   std::unique_ptr<HostView> host_view_;
   std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_: destroyed before it
   std::vector<uint8_t> prefetch_record_;     // scratch for one PREFETCH record
+  HintTable hints_;                          // issuer "host": hints the host has not returned yet
   std::unique_ptr<ResponseBuffer> buffer_;
   UniqueFd epoll_;
   std::vector<std::unique_ptr<ServerLink>> links_;
@@ -274,7 +286,10 @@ void Engine::run() {
     bool worked = service_sockets(now);
     worked |= service_timers(now);
     worked |= take_requests(now);
-    if (prefetch_) worked |= prefetch_->poll(now);
+    if (prefetch_) {
+      if (via_host_) expire_hints(now);
+      worked |= prefetch_->poll(now);
+    }
     worked |= dispatch(now);
     worked |= publish();
     // Stored only when it changed: the host reads this cache line on every request it issues.
@@ -495,8 +510,8 @@ void Engine::route(const RequestView& v, uint64_t now) {
         default:
           return reply(v.pos, op_id, PD3_E_BAD_OP);
       }
-    default:  // a host-issued PREFETCH: prefetches come from the agent's prefetcher, not the API
-      return reply(v.pos, op_id, PD3_E_BAD_OP);
+    default:  // PD3_OP_PREFETCH: the host sends back a hint (issuer "host"); it expects no reply
+      return take_hinted_prefetch(v, now);
   }
 }
 
@@ -787,14 +802,24 @@ void Engine::update_gauges() {
     set(counters_.mirror_parse_errors, c.parse_errors);
     set(counters_.mirror_kernel_drops, c.kernel_drops);
     set(counters_.prefetch_resets, c.resets);
+    set(counters_.prefetch_lead_p50_ns, p.lead_p50_ns);
+    set(counters_.prefetch_lead_p99_ns, p.lead_p99_ns);
   }
 }
 
 int Engine::send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                           uint64_t now) {
+  if (via_host_) return send_hint(server_id, op_id, key, key_len, max_size, now);
+  return queue_prefetch(server_id, op_id, key, key_len, max_size, /*may_defer=*/true, now);
+}
+
+// Queues one PREFETCH record for a server. may_defer: PD3_E_AGAIN while the link is backlogged
+// (the prefetcher retries); otherwise it joins the backlog like any host request.
+int Engine::queue_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+                           bool may_defer, uint64_t now) {
   const int li = server_id >= 0 && server_id < int(PD3_MAX_SERVERS) ? link_of_server_[server_id] : -1;
   if (li < 0 || !links_[li]->up()) return PD3_E_UNAVAILABLE;
-  if (links_[li]->backlogged()) return PD3_E_AGAIN;
+  if (may_defer && links_[li]->backlogged()) return PD3_E_AGAIN;
   const pd3_prefetch_request h{op_id, key_len, max_size};
   prefetch_record_.resize(sizeof h + key_len);
   std::memcpy(prefetch_record_.data(), &h, sizeof h);
@@ -802,10 +827,52 @@ int Engine::send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uin
   TransportRequest t;
   decode_request(prefetch_record_.data(), prefetch_record_.size(), &t);
   // No ring position: no host waits for this record (fail_records skips PREFETCH records).
-  const LinkRecord meta{pd3_request{op_id, 0, 0, max_size}, ~uint64_t{0}, response_space(t), 0};
+  const LinkRecord meta{pd3_request{op_id, 0, 0, max_size}, kNoRingPosition, response_space(t), 0};
   if (!links_[li]->fits(uint32_t(prefetch_record_.size()), meta.space)) return PD3_E_UNAVAILABLE;
   links_[li]->add(prefetch_record_.data(), uint32_t(prefetch_record_.size()), meta, now);
   return PD3_OK;
+}
+
+int Engine::send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+                      uint64_t now) {
+  const int li = server_id >= 0 && server_id < int(PD3_MAX_SERVERS) ? link_of_server_[server_id] : -1;
+  if (li < 0 || !links_[li]->up()) return PD3_E_UNAVAILABLE;
+  // A host that does not poll leaves hints (and its responses) queued here: stop adding.
+  if (replies_.size() >= kMaxReplyBacklogForHints) return PD3_E_AGAIN;
+  const pd3_prefetch_hint h{uint16_t(server_id), key_len, max_size};
+  HostReply r;
+  r.pos = kNoRingPosition;  // answers no request: never below a fence
+  r.op_id = op_id;
+  r.status = PD3_OK;
+  r.text.reserve(sizeof h + key_len);
+  r.text.append(reinterpret_cast<const char*>(&h), sizeof h);
+  r.text.append(reinterpret_cast<const char*>(key), key_len);
+  r.size = uint32_t(r.text.size());
+  replies_.push(std::move(r));
+  hints_.add(pd3_id_of(op_id), uint16_t(server_id), host_view_key_hash(key, key_len),
+             now + uint64_t(options_.prefetch.hint_timeout_ms) * kMs);
+  bump(counters_.prefetch_hints);
+  return PD3_OK;
+}
+
+void Engine::take_hinted_prefetch(const RequestView& v, uint64_t now) {
+  // Never a reply: the host used the agent's prefetch id, not one of its own request ids.
+  const uint16_t server = v.hdr.region;
+  const uint32_t key_len = v.hdr.size;
+  if (!via_host_ || key_len == 0 || key_len > PD3_MAX_KEY_LEN ||
+      !hints_.take(pd3_id_of(v.hdr.op_id), server, host_view_key_hash(v.payload, key_len)))
+    return bump(counters_.prefetch_hints_refused);
+  bump(counters_.prefetch_hints_returned);
+  const int rc = queue_prefetch(server, v.hdr.op_id, v.payload, uint16_t(key_len), v.hdr.offset, /*may_defer=*/false, now);
+  if (rc != PD3_OK) prefetch_->prefetcher().on_response(v.hdr.op_id, server, rc, nullptr, 0, nullptr, 0, now);
+}
+
+void Engine::expire_hints(uint64_t now) {
+  hints_.expire(now, [&](uint32_t id, uint16_t server) {
+    bump(counters_.prefetch_hints_expired);
+    prefetch_->prefetcher().on_response(pd3_op_id(PD3_OP_PREFETCH, id), server, PD3_E_TIMEOUT, nullptr, 0, nullptr, 0,
+                                        now);
+  });
 }
 
 uint32_t Engine::servers_up() const {

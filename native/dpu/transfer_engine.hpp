@@ -72,6 +72,11 @@ struct EngineStats {
   uint64_t mirror_packets = 0, mirror_bytes = 0, mirror_flows = 0, mirror_gaps = 0, mirror_parse_errors = 0;
   uint64_t mirror_kernel_drops = 0;
   uint64_t prefetch_resets = 0;            // zone withdrawn after a possibly missed client write
+  uint64_t prefetch_lead_p50_ns = 0, prefetch_lead_p99_ns = 0;  // capture → item in zone (±3.2%)
+  // Issuer "host" (PrefetchSetup::issuer): hints handed to the host, PREFETCH requests it sent back
+  // for them, hints it never returned in time, and PREFETCH requests from the host refused (not
+  // an outstanding hint, or a bad key).
+  uint64_t prefetch_hints = 0, prefetch_hints_returned = 0, prefetch_hints_expired = 0, prefetch_hints_refused = 0;
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
@@ -82,7 +87,8 @@ struct EngineStats {
   X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
-  X(mirror_kernel_drops) X(prefetch_resets)                                                               \
+  X(mirror_kernel_drops) X(prefetch_resets) X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns)               \
+  X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 
 // State of one memory server as the engine sees it.

@@ -26,6 +26,7 @@
 #include "common/lz_view.hpp"
 #include "common/segment.hpp"
 #include "host/direct_path.hpp"
+#include "host/hint_forwarder.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
@@ -58,6 +59,7 @@ struct HostCore {
   std::vector<uint16_t> free_ids;
   std::array<Inflight, PD3_MAX_INFLIGHT> table{};
   std::mutex poll_mu;            // one drainer of the response ring at a time
+  pd3::HintForwarder hints;      // guarded by poll_mu: the agent's prefetch hints (issuer "host")
   std::atomic<bool> ring_broken{false};
   std::atomic<uint64_t> stray_responses{0};
 
@@ -326,6 +328,9 @@ void collect(HostCore& core) {
       // acquire: pairs with the agent's release in ack_fence; responses published before the ack
       // are then visible to the drain below.
       const uint64_t ack = pd3::aref(core.control()->agent_fence_ack).load(std::memory_order_acquire);
+      // Hints kept from the last poll go first (a stale one, from an agent that has since been
+      // replaced, is refused by the new agent: it never handed out that prefetch id).
+      core.hints.retry(core.control());
       int rc;
       {
         // One id_mu hold for the whole batch; issuers wait at most one drain (bounded by the ring).
@@ -333,7 +338,11 @@ void collect(HostCore& core) {
         CompletionSink sink;
         rc = pd3::drain_responses(core.control(), PD3_MAX_INFLIGHT,
                                   [&](const pd3_response& r, const uint8_t* data, bool ok) {
-                                    complete(core, r, data, ok, sink);
+                                    if (pd3_op_of(r.op_id) == PD3_OP_PREFETCH) {
+                                      core.hints.on_hint(core.control(), r, data, ok);
+                                    } else {
+                                      complete(core, r, data, ok, sink);
+                                    }
                                   });
       }
       // relaxed: the flag guards nothing but further drains; a late observer drains once more.

@@ -340,7 +340,9 @@ TEST(prefetcher_read_miss_prefetches_produces_and_enters_host_view) {
   CHECK_EQ(st.lead_count, 1u);
   CHECK_EQ(st.lead_sum_ns, lead);
   CHECK_EQ(st.lead_max_ns, lead);
-  CHECK_EQ(st.lead_us_log2[std::bit_width(lead / 1000)], 1u);  // [i]: [2^(i-1), 2^i) µs
+  CHECK_EQ(rig.p->lead_histogram().total, 1u);
+  CHECK_EQ(rig.p->lead_histogram().counts[pd3::LatencyHistogram::bucket_of(lead)], 1u);
+  CHECK(st.lead_p50_ns * 100 >= lead * 96 && st.lead_p50_ns * 100 <= lead * 104);  // the bucket's midpoint
   // Table 2: the response's key is in Host View now: the next READ is a hit, not a prefetch.
   rig.read("user:1");
   REQUIRE(rig.settle());

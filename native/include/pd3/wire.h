@@ -81,10 +81,11 @@ static inline uint32_t pd3_request_payload_len(const pd3_request* r) {
   return (op == PD3_OP_WRITE || op == PD3_OP_PREFETCH) ? r->size : 0u;
 }
 
-/* Bytes that follow a response header: read data or a CONTROL reply, only when status is ok. */
+/* Bytes that follow a response header, only when status is ok: read data, a CONTROL reply, or a
+ * prefetch hint (pd3_prefetch_hint + key). */
 static inline uint32_t pd3_response_data_len(const pd3_response* r) {
   const uint32_t op = pd3_op_of(r->op_id);
-  return (r->status == 0 && (op == PD3_OP_READ || op == PD3_OP_CONTROL)) ? r->size : 0u;
+  return (r->status == 0 && (op == PD3_OP_READ || op == PD3_OP_CONTROL || op == PD3_OP_PREFETCH)) ? r->size : 0u;
 }
 
 /* Data of a successful PD3_CTL_ALLOCATE response. */
@@ -105,6 +106,19 @@ typedef struct pd3_prefetch_request {
                         answered with PD3_E_DEST_SMALL and its size, without data */
 } pd3_prefetch_request;
 #pragma pack(pop)
+
+/* Agent → host, only when the agent issues its prefetches through the host (pd3-agent
+ * --prefetch-issuer host, the paper's §6.2 comparison path): a response-ring record whose
+ * pd3_response has op PD3_OP_PREFETCH (the id is the agent's prefetch id, not a host request id),
+ * status 0 and size = sizeof(pd3_prefetch_hint) + key_len; this struct, then the key, follow.
+ * The host answers with a request-ring record pd3_request{op_id as received, region = server,
+ * offset = max_size, size = key_len} + key, and gets no completion for it: the agent puts the
+ * answer into the Loading Zone as it does for its own prefetches. */
+typedef struct pd3_prefetch_hint {
+  uint16_t server;   /* the memory server id to ask */
+  uint16_t key_len;  /* bytes of key that follow (≥ 1) */
+  uint32_t max_size; /* as pd3_prefetch_request.max_size */
+} pd3_prefetch_hint;
 
 /* Memory server → agent: the item of a key, or a status (PD3_E_NOT_FOUND). Key, then data follow. */
 typedef struct pd3_prefetch_response {

@@ -1,0 +1,178 @@
+// prefetch.ts — `npm run bench -- prefetch`: DPU-direct prefetching (paper §6.2) side by side with
+// the design it replaces, in one run. A real pd3-memserver, a real pd3-agent watching a host app
+// (bench/native/prefetch.cpp) through the packet mirror (the tee proxy where raw sockets are not
+// allowed), and a client reading keys the host does not hold, one at a time:
+//   direct   — the agent sends each prefetch to the memory server itself (--prefetch-issuer agent);
+//   via host — the agent hands each prefetch to the host as a hint, and the host sends it back
+//              through the request ring (--prefetch-issuer host).
+// Figure: the agent's median lead time, client request captured → item in the Loading Zone
+// (pd3_agent_prefetch_lead_nanoseconds). Also the parse + Host View lookup rate of one agent core.
+// Last line: one JSON object.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startAgent, startMemserver, type Daemon } from './lib/processes.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(root, 'build', 'pd3_bench_prefetch');
+const quick = process.argv.includes('--quick');
+const REPS = quick ? 1 : 3;
+const RECORDS = quick ? 20000 : 100000;
+const REQUESTS = quick ? 1500 : 5000;
+const PARSE_REQUESTS = quick ? 1000000 : 4000000;
+
+type Issuer = 'agent' | 'host';
+
+/** One lead-time run: what the app saw and what the agent measured. */
+interface LeadRun {
+  issuer: Issuer;
+  hits: number;
+  misses: number;
+  leadP50Us: number;
+  leadP99Us: number;
+  appWaitP50Us: number;
+  produced: number;
+  hints: number;
+}
+
+/** Spawns the native program; resolves with its stdout lines once it exits 0. `onLine` sees each
+ *  line as it comes (the app mode's first line names its segment and port). */
+function runNative(args: string[], onLine?: (line: string, stdin: NodeJS.WritableStream) => void): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines: string[] = [];
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      onLine?.(line, child.stdin!);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(lines) : reject(new Error(`${BIN} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+/** A sample of the agent's Prometheus text, by name and labels ("" when unlabelled). */
+async function scrape(address: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://${address}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m) out.set(m[1]! + (m[2] ?? ''), Number(m[3]));
+  }
+  return out;
+}
+
+/** The mirror this machine allows: afpacket needs CAP_NET_RAW; the tee proxy works anywhere. */
+let mirror: 'afpacket' | 'tee' = 'afpacket';
+
+async function leadRun(issuer: Issuer, memserverPort: number, token: string): Promise<LeadRun> {
+  let agent: Daemon | null = null;
+  let failure: unknown = null;
+  const start = async (segment: string, appPort: number, stdin: NodeJS.WritableStream): Promise<void> => {
+    const args = (m: string): string[] => [
+      '--prefetch-parser', 'binary', '--mirror', m, '--app', `127.0.0.1:${appPort}`, '--prefetch-issuer', issuer,
+      '--metrics', '127.0.0.1:0', ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : []),
+    ];
+    try {
+      agent = await startAgent(segment, [memserverPort], token, args(mirror));
+    } catch (e) {
+      if (mirror !== 'afpacket') throw e;
+      console.log(`packet mirror unavailable here (${(e as Error).message.split('\n')[0]}); using the tee proxy`);
+      mirror = 'tee';
+      agent = await startAgent(segment, [memserverPort], token, args(mirror));
+    }
+    const clientPort = mirror === 'tee' ? Number(agent.ready.teePort) : appPort;
+    stdin.write(`go ${clientPort}\n`);
+  };
+  let started: Promise<void> | null = null;
+  const lines = await runNative(
+    ['app', '--records', String(RECORDS), '--requests', String(REQUESTS), '--interval-us', '200'],
+    (line, stdin) => {
+      if (started !== null) return;
+      const m = JSON.parse(line) as { segment: string; port: number };
+      started = start(m.segment, m.port, stdin).catch((e: unknown) => {
+        failure = e;
+        stdin.end();  // the app stops waiting for "go" and exits with an error
+      });
+    },
+  );
+  await started;
+  if (failure !== null) throw failure;
+  const a = agent as Daemon | null;
+  if (a === null) throw new Error('the agent did not start');
+  try {
+    const app = JSON.parse(lines[lines.length - 1]!) as { hits: number; misses: number; app_wait_p50_us: number };
+    const m = await scrape(String(a.ready.metrics));
+    const get = (name: string): number => {
+      const v = m.get(name);
+      if (v === undefined) throw new Error(`agent metrics lack ${name}: ${[...m.keys()].filter((k) => k.includes("prefetch")).join(" ")}`);
+      return v;
+    };
+    return {
+      issuer,
+      hits: app.hits,
+      misses: app.misses,
+      appWaitP50Us: app.app_wait_p50_us,
+      leadP50Us: get('pd3_agent_prefetch_lead_nanoseconds{quantile="0.5"}') / 1000,
+      leadP99Us: get('pd3_agent_prefetch_lead_nanoseconds{quantile="0.99"}') / 1000,
+      produced: get('pd3_agent_prefetch_produced_total'),
+      hints: get('pd3_agent_prefetch_hints_total'),
+    };
+  } finally {
+    await a.stop();
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const token = randomBytes(16).toString('hex');
+const server = await startMemserver({ token, capacity: '2G' });
+const runs: Record<Issuer, LeadRun[]> = { agent: [], host: [] };
+try {
+  for (let rep = 0; rep < REPS; ++rep) {
+    // Interleaved, so drift in the machine's speed hits both paths alike.
+    for (const issuer of ['agent', 'host'] as const) runs[issuer].push(await leadRun(issuer, server.port, token));
+  }
+} finally {
+  await server.stop();
+}
+
+const parseLines = await runNative(['parse', '--requests', String(PARSE_REQUESTS), '--reps', quick ? '3' : '5']);
+const parse = JSON.parse(parseLines[parseLines.length - 1]!) as { resp_mreq_s: number; binary_mreq_s: number };
+
+const row = (name: string, rs: LeadRun[]): { p50: number; p99: number; hit: number } => {
+  const r = {
+    p50: median(rs.map((x) => x.leadP50Us)),
+    p99: median(rs.map((x) => x.leadP99Us)),
+    hit: median(rs.map((x) => x.hits / (x.hits + x.misses))),
+  };
+  console.log(
+    `${name.padEnd(30)} lead p50 ${r.p50.toFixed(2).padStart(7)} us  p99 ${r.p99.toFixed(2).padStart(7)} us  ` +
+      `zone hits ${(100 * r.hit).toFixed(1).padStart(5)}%  app wait p50 ${median(rs.map((x) => x.appWaitP50Us)).toFixed(2)} us  ` +
+      `(runs p50: ${rs.map((x) => x.leadP50Us.toFixed(2)).join(', ')}; hints ${rs.map((x) => x.hints).join(', ')})`,
+  );
+  return r;
+};
+console.log(`prefetch lead time, ${REQUESTS} reads of keys the host lacks per run, ${REPS} run(s) each, mirror ${mirror}`);
+const direct = row('direct (agent issues)', runs.agent);
+const viaHost = row('via host (hint → host → ring)', runs.host);
+console.log(`via_host / direct: ${(viaHost.p50 / direct.p50).toFixed(3)} (paper: the direct path is 24% faster, target >= 1.24)`);
+console.log(`parse + Host View lookup, one core: RESP ${parse.resp_mreq_s.toFixed(2)} Mreq/s, binary ${parse.binary_mreq_s.toFixed(2)} Mreq/s`);
+console.log(
+  JSON.stringify({
+    direct_us: Number(direct.p50.toFixed(3)),
+    via_host_us: Number(viaHost.p50.toFixed(3)),
+    parse_lookup_mreq_s: parse.resp_mreq_s,
+    ratio: Number((viaHost.p50 / direct.p50).toFixed(4)),
+    direct_p99_us: Number(direct.p99.toFixed(3)),
+    via_host_p99_us: Number(viaHost.p99.toFixed(3)),
+    direct_hit_rate: Number(direct.hit.toFixed(4)),
+    via_host_hit_rate: Number(viaHost.hit.toFixed(4)),
+    binary_parse_lookup_mreq_s: parse.binary_mreq_s,
+    mirror,
+  }),
+);
