@@ -100,6 +100,11 @@ export const AGENT_SETTINGS = {
     arg: 'NAME|FILE',
     help: "parse client requests with this parser (resp, binary, or a plug-in library) and prefetch what the host lacks; unset: no prefetching",
   }),
+  prefetchParserConfig: text(4096, {
+    flag: 'prefetch-parser-config',
+    arg: 'FILE',
+    help: 'configuration file of a TS parser (grpc: its method → key mapping, docs/grpc-parser.md; a module: passed to its createParser)',
+  }),
   mirror: choice(['afpacket', 'tee'] as const, {
     flag: 'mirror',
     help: 'how the agent sees client requests: capture the app\'s traffic (afpacket, needs CAP_NET_RAW) or proxy it (tee)',
@@ -165,6 +170,7 @@ export interface AgentSettings {
   hostViewCapacity?: number;
   hostViewShards?: number;
   prefetchParser?: string;
+  prefetchParserConfig?: string;
   mirror?: 'afpacket' | 'tee';
   app?: string;
   teeListen?: string;
@@ -198,7 +204,10 @@ export interface AgentOptions {
   hostViewShards?: number;
   /** DPU-direct prefetching; absent: off. */
   prefetch?: {
+    /** resp, binary, grpc, a native plug-in library (.so) or a TS/JS module (.js/.mjs). */
     parser: string;
+    /** A TS parser's configuration file. */
+    parserConfig?: string;
     mirror: 'afpacket' | 'tee';
     app: Endpoint;
     teeListen?: Endpoint;
@@ -224,8 +233,8 @@ function required<T>(value: T | undefined, flag: string, key: string, fileLabel:
 // The prefetch settings, checked together: a parser needs the app's address, tee a listen address.
 function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], fileLabel: string): AgentOptions['prefetch'] {
   if (v.prefetchParser === undefined) {
-    if (v.app !== undefined || v.teeListen !== undefined || v.prefetchIssuer !== undefined)
-      throw new UsageError('--app, --tee-listen and --prefetch-issuer only apply with --prefetch-parser');
+    if (v.app !== undefined || v.teeListen !== undefined || v.prefetchIssuer !== undefined || v.prefetchParserConfig !== undefined)
+      throw new UsageError('--app, --tee-listen, --prefetch-issuer and --prefetch-parser-config only apply with --prefetch-parser');
     return undefined;
   }
   const mirror = v.mirror ?? 'afpacket';
@@ -233,6 +242,7 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
   if (mirror === 'tee' && v.teeListen === undefined) throw new UsageError('--mirror tee needs --tee-listen HOST:PORT');
   return withoutUndefined({
     parser: v.prefetchParser,
+    parserConfig: v.prefetchParserConfig,
     mirror,
     app,
     teeListen: v.teeListen,

@@ -1,5 +1,6 @@
 // memserver-config.ts — pd3-memserver's settings (flags and config keys), their checks and
 // defaults, and the MemServerOptions they build.
+import { recordParserSetting } from '../memserver/record-parser-setting.js';
 import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from './config.js';
 import type { Endpoint } from './endpoint.js';
 import { renderHelp } from './help.js';
@@ -66,6 +67,14 @@ export const MEMSERVER_SETTINGS = {
     help: 'initial capacity of the key→address index (it grows by doubling)',
     fallback: '1048576',
   }),
+  recordParser: recordParserSetting({
+    flag: 'record-parser',
+    help:
+      'parser whose parse_record finds the keys of written records for the key→address index: builtin ' +
+      '(pd3/record.h records), resp or binary (the same format), or the path of a native parser library; ' +
+      'JS/TS parser modules are refused (the index runs on the native network thread)',
+    fallback: 'builtin',
+  }),
   metrics: endpointOrOff(
     { anyPort: true, ipv4Only: false },
     {
@@ -94,6 +103,7 @@ export interface MemServerSettings {
   maxFrame?: number | string;
   maxConnections?: number;
   indexInitialKeys?: number;
+  recordParser?: string;
   metrics?: string;
   logLevel?: LogLevel;
 }
@@ -115,6 +125,9 @@ export interface MemServerOptions {
   maxConnections?: number;
   /** Absent: the native default, 2^20. */
   indexInitialKeys?: number;
+  /** Whose parse_record indexes writes: "builtin", "resp", "binary" (all the built-in record format),
+   *  or a parser library's path or name; absent: "builtin". */
+  recordParser?: string;
   /** null: no metrics endpoint. */
   metrics: Endpoint | null;
   logLevel: LogLevel;
@@ -133,6 +146,7 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
     maxFrame: v.maxFrame,
     maxConnections: v.maxConnections,
     indexInitialKeys: v.indexInitialKeys,
+    recordParser: v.recordParser,
     metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
     logLevel: v.logLevel ?? 'info',
   });

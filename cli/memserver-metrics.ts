@@ -62,6 +62,14 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
   },
   { stat: 'syncs', name: `${PREFIX}_syncs_total`, type: 'counter', help: 'msync calls made for durability.' },
   {
+    stat: 'record_parser_rejects',
+    name: `${PREFIX}_record_parser_rejects_total`,
+    type: 'counter',
+    help:
+      'parse_record answers of the record parser plug-in refused (a rule of pd3/parser.h broken, or an error ' +
+      'status); their keys are neither indexed nor served.',
+  },
+  {
     stat: 'connections_total',
     name: `${PREFIX}_accepted_connections_total`,
     type: 'counter',

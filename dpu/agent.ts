@@ -7,6 +7,8 @@ import { Logger } from '../cli/logger.js';
 import { NativeService } from '../cli/native-service.js';
 import { callNative } from '../host/errors.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from '../host/native.js';
+import type { Parser } from '../parsers/index.js';
+import { resolvePrefetchParser } from './prefetch-parser.js';
 
 /** The native options of checked AgentOptions (absent tuning keys are left out, not undefined). */
 function nativeOptions(o: AgentOptions): NativeEngineOptions {
@@ -45,6 +47,16 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   return out;
 }
 
+/** Runs a TS parser on this thread for the engine's captured flows: each wake-up from the capture
+ *  thread parses what is queued, yielding to the event loop between slices of 256 events. */
+function attachTsParser(native: NativeEngine, parser: Parser): void {
+  const SLICE = 256;
+  const pump = (): void => {
+    if (native.pumpFlows(SLICE) === SLICE) setImmediate(pump);
+  };
+  callNative(() => native.attachParser(parser, pump));
+}
+
 /** A running agent (Transfer Engine) serving one host segment. */
 export class Agent extends NativeService<NativeEngine> {
   readonly segment: string;
@@ -68,7 +80,23 @@ export class Agent extends NativeService<NativeEngine> {
         'this build of the pd3 addon has no Transfer Engine (EngineHandle); rebuild it with `npm run build`',
       );
     }
-    const native = callNative(() => new addon.EngineHandle(nativeOptions(options)));
+    const parser = options.prefetch === undefined
+      ? null
+      : await resolvePrefetchParser(options.prefetch.parser, options.prefetch.parserConfig);
+    const engineOptions = nativeOptions(options);
+    if (parser?.kind === 'ts' && engineOptions.prefetch !== undefined) {
+      engineOptions.prefetch.parser = parser.parser.name;
+      engineOptions.prefetch.external = true;
+    }
+    const native = callNative(() => new addon.EngineHandle(engineOptions));
+    if (parser?.kind === 'ts') {
+      try {
+        attachTsParser(native, parser.parser);
+      } catch (e) {
+        native.close();
+        throw e;
+      }
+    }
     const agent = new Agent(native, options.segment, logger);
     await agent.serveMetrics(options.metrics);
     const servers = options.servers.map(formatEndpoint);

@@ -1,6 +1,7 @@
 // native.ts — loads the pd3 addon once and types its surface (the thin bindings in native/addon).
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { Parser } from '../parsers/index.js';
 
 /** Wire and layout constants, exported by the addon from native/include/pd3/*.h. */
 export interface NativeConstants {
@@ -192,6 +193,8 @@ export interface NativeMemServerOptions {
   maxConnections?: number;
   /** Initial key→address index capacity (it grows by doubling). */
   indexInitialKeys?: number;
+  /** How the index reads records: "builtin" (default), "resp", "binary", or a parser library's path or name. */
+  recordParser?: string;
 }
 
 /** A running memory server: its own native event-loop thread. */
@@ -202,6 +205,8 @@ export interface NativeMemServer {
   stats(): Record<string, number>;
   /** Request frames by records per frame: counts for ≤1, ≤2, ≤4, … ≤4096, then more. */
   batchHistogram(): number[];
+  /** "builtin", or the plug-in parser's name (from its pd3_parser table). */
+  recordParser(): string;
   /** Log events since the last call; `dropped` counts events lost to a full queue. */
   takeLogs(): { events: NativeLogEvent[]; dropped: number };
   /** Stops the thread and closes every connection; idempotent. */
@@ -241,6 +246,8 @@ export interface NativeEngineOptions {
     issuer?: 'agent' | 'host';
     /** issuer "host": a hint the host has not returned by then is given up. */
     hintTimeoutMs?: number;
+    /** The parser is a TS one, attached with attachParser() (`parser` is then its name, for logs). */
+    external?: boolean;
     maxInflight?: number;
     maxItemBytes?: number;
   };
@@ -264,6 +271,11 @@ export interface NativeEngine {
   takeLogs(): { events: NativeLogEvent[]; dropped: number };
   /** The tee proxy's port when prefetching uses the tee backend, else 0. */
   teePort(): number;
+  /** With prefetch.external: runs this TS parser on the JS thread and starts capturing;
+   *  onFlowEvents is called when captured flow events wait for pumpFlows(). Once. */
+  attachParser(parser: Parser, onFlowEvents: () => void): void;
+  /** Parses up to `max` captured flow events on this thread; returns how many. */
+  pumpFlows(max?: number): number;
   /** Stops the engine thread and detaches; idempotent. */
   close(): void;
 }

@@ -4,9 +4,26 @@ import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
 import { Logger } from '../cli/logger.js';
 import type { MemServerOptions } from '../cli/memserver-config.js';
 import { memServerFamilies } from '../cli/memserver-metrics.js';
+import type { MetricFamily } from '../cli/metrics.js';
 import { NativeService } from '../cli/native-service.js';
 import { callNative } from '../host/errors.js';
 import { addon, type NativeMemServer, type NativeMemServerOptions } from '../host/native.js';
+
+/** The record parser as configured, for logs and metrics. */
+function recordParserName(o: MemServerOptions): string {
+  return o.recordParser ?? 'builtin';
+}
+
+/** The info family naming the record parser in use: `parser` as configured, `format` as the native
+ *  side reads records ("builtin", or the plug-in's parser name). */
+function recordParserFamily(parser: string, format: string): MetricFamily {
+  return {
+    type: 'gauge',
+    name: 'pd3_memserver_record_parser_info',
+    help: 'The record parser indexing writes (always 1): parser = as configured, format = how records are read.',
+    samples: [{ labels: { parser, format }, value: 1 }],
+  };
+}
 
 /** The native options of checked MemServerOptions (absent tuning keys are left out, not undefined). */
 function nativeOptions(o: MemServerOptions): NativeMemServerOptions {
@@ -23,6 +40,7 @@ function nativeOptions(o: MemServerOptions): NativeMemServerOptions {
   if (o.maxFrame !== undefined) out.maxFrame = o.maxFrame;
   if (o.maxConnections !== undefined) out.maxConnections = o.maxConnections;
   if (o.indexInitialKeys !== undefined) out.indexInitialKeys = o.indexInitialKeys;
+  if (o.recordParser !== undefined) out.recordParser = o.recordParser;
   return out;
 }
 
@@ -32,14 +50,21 @@ export class MemServer extends NativeService<NativeMemServer> {
   readonly port: number;
   /** The address it serves on. */
   readonly address: Endpoint;
+  /** The record parser as configured: "builtin", "resp", "binary", or a library. */
+  readonly recordParser: string;
+  /** How its index reads records: "builtin" (pd3/record.h), or the plug-in parser's name. */
+  readonly recordFormat: string;
 
-  private constructor(native: NativeMemServer, host: string, logger: Logger) {
+  private constructor(native: NativeMemServer, host: string, recordParser: string, logger: Logger) {
     super(native, logger, 'memory server');
     this.port = native.port();
     this.address = { host, port: this.port };
+    this.recordParser = recordParser;
+    this.recordFormat = native.recordParser();
+    const info = recordParserFamily(this.recordParser, this.recordFormat);
     this.registry.add(() => {
       const handle = this.handle();
-      return memServerFamilies(handle.stats(), handle.batchHistogram());
+      return [...memServerFamilies(handle.stats(), handle.batchHistogram()), info];
     });
   }
 
@@ -50,13 +75,14 @@ export class MemServer extends NativeService<NativeMemServer> {
     options: MemServerOptions,
     logger: Logger = new Logger('memserver', options.logLevel),
   ): Promise<MemServer> {
-    if (typeof addon.MemServerHandle !== 'function') {
+    const Handle = addon.MemServerHandle;
+    if (typeof Handle !== 'function') {
       throw new Error(
         'this build of the pd3 addon has no memory server (MemServerHandle); rebuild it with `npm run build`',
       );
     }
-    const native = callNative(() => new addon.MemServerHandle(nativeOptions(options)));
-    const server = new MemServer(native, options.listen.host, logger);
+    const native = callNative(() => new Handle(nativeOptions(options)));
+    const server = new MemServer(native, options.listen.host, recordParserName(options), logger);
     await server.serveMetrics(options.metrics);
     const metrics = server.metricsAddress;
     logger.info('ready', `memory server id ${options.serverId} serving on ${formatEndpoint(server.address)}`, {
@@ -65,6 +91,8 @@ export class MemServer extends NativeService<NativeMemServer> {
       serverId: options.serverId,
       metrics: metrics === null ? null : formatEndpoint(metrics),
       dataDir: options.dataDir ?? null,
+      recordParser: server.recordParser,
+      recordFormat: server.recordFormat,
     });
     server.startLogPump();
     return server;

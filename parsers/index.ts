@@ -18,12 +18,20 @@ export interface ParsedRequests {
   consumed: number;
 }
 
-/** One key inside a data record written to or read from remote memory: where the key is, and
- *  where its value is (offsets into the bytes handed to parseRecord). */
+/** One key inside a data record written to or read from remote memory, with offsets into the
+ *  bytes handed to parseRecord: its value (`offset`, `length`) and the record holding it
+ *  (`recordOffset`, `recordLength`; key and value lie inside it, one key per record), as in
+ *  pd3_record_key of pd3/parser.h. */
 export interface RecordKey {
   key: Uint8Array;
+  /** Where the value starts. */
   offset: number;
+  /** Bytes of the value. */
   length: number;
+  /** Where the record holding the key starts. */
+  recordOffset: number;
+  /** Bytes of that record, key and value included. */
+  recordLength: number;
 }
 
 /** One TCP flow's parser state (HPACK tables, a partial message...). Both methods are total: any

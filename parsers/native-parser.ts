@@ -24,7 +24,13 @@ export interface ParserConstants {
 export interface NativeParserHandle {
   readonly name: string;
   readonly isPlugin: boolean;
-  parseRecord(bytes: Uint8Array): { key: Buffer; offset: number; length: number }[];
+  parseRecord(bytes: Uint8Array): {
+    key: Buffer;
+    offset: number;
+    length: number;
+    recordOffset: number;
+    recordLength: number;
+  }[];
   close(): void;
 }
 

@@ -507,7 +507,7 @@ describe('pd3-agent settings', () => {
     });
     expect(refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp'], {}))).toMatch(/--app .* is required/);
     expect(refusal(() => parseAgentCommand([...base, '--app', '127.0.0.1:1'], {}))).toMatch(
-      /--app, --tee-listen and --prefetch-issuer only apply with --prefetch-parser/,
+      /--app, --tee-listen, --prefetch-issuer and --prefetch-parser-config only apply with --prefetch-parser/,
     );
     expect(refusal(() => parseAgentCommand([...base, '--prefetch-issuer', 'host'], {}))).toMatch(/only apply with --prefetch-parser/);
     expect(

@@ -1,10 +1,13 @@
 // engine_binding.cpp — EngineHandle: a running Transfer Engine for TS (thin wrapper of
 // pd3::TransferEngine; the JS surface is NativeEngine in host/native.ts).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "addon.hpp"
+#include "js_parser_bridge.hpp"
+#include "pd3/status.h"
 #include "common/net.hpp"
 #include "dpu/transfer_engine.hpp"
 
@@ -21,7 +24,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
         env, "EngineHandle",
         {InstanceMethod<&EngineHandle::Stats>("stats"), InstanceMethod<&EngineHandle::Servers>("servers"),
          InstanceMethod<&EngineHandle::TakeLogs>("takeLogs"), InstanceMethod<&EngineHandle::TeePort>("teePort"),
-         InstanceMethod<&EngineHandle::Close>("close")});
+         InstanceMethod<&EngineHandle::AttachParser>("attachParser"),
+         InstanceMethod<&EngineHandle::PumpFlows>("pumpFlows"), InstanceMethod<&EngineHandle::Close>("close")});
     exports.Set("EngineHandle", cls);
   }
 
@@ -89,6 +93,10 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       endpoint("listen", false, &opt.prefetch.listen);
       if (const std::string i = field("interface", false); !i.empty()) opt.prefetch.interface = i;
       if (const std::string i = field("issuer", false); !i.empty()) opt.prefetch.issuer = i;
+      const Napi::Value external = p.Get("external");
+      if (!external.IsUndefined() && !external.IsBoolean())
+        throw Napi::TypeError::New(env, "prefetch.external must be a boolean");
+      opt.prefetch.external_parser = external.IsBoolean() && external.As<Napi::Boolean>().Value();
       auto pnum = [&](const char* k, uint64_t dflt, uint64_t max) {
         Napi::Value v = p.Get(k);
         if (v.IsUndefined()) return dflt;
@@ -159,19 +167,71 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     return Napi::Number::New(info.Env(), engine(info.Env()).tee_port());
   }
 
+  // attachParser(parser: Parser, onFlowEvents: () => void): with prefetch.external, runs this TS
+  // parser on the JS thread and starts capturing; onFlowEvents is called when captured flow events
+  // wait for pumpFlows(). Once.
+  Napi::Value AttachParser(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction())
+      throw Napi::TypeError::New(env, "attachParser(parser, onFlowEvents)");
+    pd3::PrefetchPath* path = engine(env).prefetch_path();
+    if (path == nullptr) throw Napi::Error::New(env, "prefetching is off on this engine");
+    if (bridge_) throw Napi::Error::New(env, "a parser is attached already");
+    auto bridge = std::make_unique<JsParserBridge>(env, info[0].As<Napi::Object>());
+    pd3::ParserHandle handle;
+    if (const int rc = bridge->handle(&handle)) throw_status(env, rc, "attachParser");
+    wake_ = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "pd3-flow-events", 0, 1);
+    wake_.Unref(env);  // an idle capture must not keep the process alive
+    wake_set_ = true;
+    bridge_ = std::move(bridge);
+    // The capture thread's wake-up: queue one call of onFlowEvents (non-blocking; a full queue of
+    // calls means one is pending anyway).
+    const int rc = path->attach_external(std::move(handle), [tsfn = wake_]() mutable { tsfn.NonBlockingCall(); });
+    if (rc != PD3_OK) throw_status(env, rc, "attachParser");
+    return env.Undefined();
+  }
+
+  // pumpFlows(max?: number): parses up to `max` (default 256) captured flow events on this thread;
+  // returns how many (max: call again).
+  Napi::Value PumpFlows(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    size_t max = 256;
+    if (info.Length() > 0 && info[0].IsNumber()) max = size_t(std::max(1.0, info[0].As<Napi::Number>().DoubleValue()));
+    if (!engine_ || engine_->prefetch_path() == nullptr) return Napi::Number::New(env, 0);
+    return Napi::Number::New(env, double(engine_->prefetch_path()->pump_external(max)));
+  }
+
   // close(): stops the thread (answering what it holds) and detaches; idempotent. The log events
   // up to the stop are kept for a last takeLogs().
   Napi::Value Close(const Napi::CallbackInfo& info) {
     if (engine_) {
-      engine_->stop();
+      engine_->stop();  // the capture thread first: nothing calls the wake-up after this
       uint64_t dropped = 0;
       for (pd3::LogEvent& e : engine_->log().take(&dropped)) final_logs_.push_back(std::move(e));
       final_dropped_ += dropped;
-      engine_.reset();
+      release();
     }
     return info.Env().Undefined();
   }
 
+  // Stops the engine (a no-op if stopped), then lets go of the TS parser: the engine's tap closes
+  // its TS flows (on this thread) before the bridge goes, and the capture thread that calls the
+  // wake-up is stopped before it is released.
+  void release() {
+    engine_.reset();
+    bridge_.reset();
+    if (wake_set_) wake_.Release();
+    wake_set_ = false;
+  }
+
+ public:
+  ~EngineHandle() override { release(); }
+
+ private:
+  bool wake_set_ = false;
+  // Declared before engine_: destroyed after it (the engine's tap calls into the bridge).
+  std::unique_ptr<JsParserBridge> bridge_;
+  Napi::ThreadSafeFunction wake_;  // set by attachParser: the capture thread's wake-up
   std::unique_ptr<pd3::TransferEngine> engine_;
   std::vector<pd3::LogEvent> final_logs_;  // taken at close(), handed out by the next takeLogs()
   uint64_t final_dropped_ = 0;

@@ -4,6 +4,7 @@
 
 #include "addon.hpp"
 #include "memserver/mem_store.hpp"
+#include "memserver/record_parser.hpp"
 #include "memserver/tcp_server.hpp"
 
 namespace pd3addon {
@@ -50,13 +51,14 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     Napi::Function cls = DefineClass(
         env, "MemServerHandle",
         {InstanceMethod<&MemServerHandle::Port>("port"), InstanceMethod<&MemServerHandle::Stats>("stats"),
+         InstanceMethod<&MemServerHandle::RecordParser>("recordParser"),
          InstanceMethod<&MemServerHandle::BatchHistogram>("batchHistogram"),
          InstanceMethod<&MemServerHandle::TakeLogs>("takeLogs"), InstanceMethod<&MemServerHandle::Close>("close")});
     exports.Set("MemServerHandle", cls);
   }
 
   // new MemServerHandle({host, port, serverId, token, capacity?, headroom?, dataDir?, sync?,
-  //                      maxFrame?, maxConnections?, indexInitialKeys?})
+  //                      maxFrame?, maxConnections?, indexInitialKeys?, recordParser?})
   explicit MemServerHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<MemServerHandle>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "MemServerHandle(options)");
@@ -72,6 +74,9 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     store_options.sync = sync == "none" ? pd3::SyncMode::kNone : pd3::SyncMode::kBatch;
     store_options.index_initial_keys =
         opt.integer("indexInitialKeys", kMaxSafeInteger, store_options.index_initial_keys);
+    const std::string record_parser = opt.string("recordParser", false, "builtin");
+    if (const int rc = pd3::load_record_parser(record_parser, &store_options.record_parser))
+      throw_status(env, rc, "recordParser");
 
     pd3::TcpServerOptions server_options;
     server_options.host = opt.string("host", true);
@@ -83,12 +88,16 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
 
     std::unique_ptr<pd3::MemStore> store;
     if (const int rc = pd3::MemStore::open(store_options, &store)) throw_status(env, rc, "MemStore");
+    record_format_ = store->record_parser().name();
     if (const int rc = pd3::TcpServer::start(server_options, std::move(store), &server_))
       throw_status(env, rc, "TcpServer");
   }
 
  private:
   Napi::Value Port(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), server_->port()); }
+
+  // recordParser(): the format the index reads: "builtin", or the plug-in parser's name.
+  Napi::Value RecordParser(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), record_format_); }
 
   // stats(): every TcpServerStats and MemStoreStats field, snake_case as in the structs.
   Napi::Value Stats(const Napi::CallbackInfo& info) {
@@ -123,6 +132,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("errors", s.store.errors);
     set("prefetch_not_found", s.store.prefetch_not_found);
     set("syncs", s.store.syncs);
+    set("record_parser_rejects", s.store.record_parser_rejects);
     return o;
   }
 
@@ -148,6 +158,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
   }
 
   std::unique_ptr<pd3::TcpServer> server_;
+  std::string record_format_;  // RecordParser::name() of the store, kept for after it moved to the server
 };
 
 }  // namespace

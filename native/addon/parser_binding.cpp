@@ -48,7 +48,8 @@ class NativeParser : public Napi::ObjectWrap<NativeParser> {
   Napi::Value Name(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), handle(info.Env())->name); }
   Napi::Value IsPlugin(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), parser_.is_plugin()); }
 
-  // parseRecord(bytes): [{key: Buffer, offset, length}] — offset/length locate the value.
+  // parseRecord(bytes): [{key: Buffer, offset, length, recordOffset, recordLength}] — offset/length
+  // locate the value, recordOffset/recordLength the record holding the key.
   Napi::Value ParseRecord(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const Bytes rec = bytes_arg(info, 0, "bytes");
@@ -67,6 +68,8 @@ class NativeParser : public Napi::ObjectWrap<NativeParser> {
       k.Set("key", Napi::Buffer<uint8_t>::Copy(env, rec.data + keys[i].key_off, keys[i].key_len));
       k.Set("offset", double(keys[i].value_off));
       k.Set("length", double(keys[i].value_len));
+      k.Set("recordOffset", double(keys[i].record_off));
+      k.Set("recordLength", double(keys[i].record_len));
       out.Set(i, k);
     }
     return out;

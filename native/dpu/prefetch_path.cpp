@@ -3,7 +3,10 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
+
 #include "common/error.hpp"
+#include "dpu/flow_event_queue.hpp"
 #include "dpu/packet_mirror.hpp"
 #include "dpu/request_tap.hpp"
 #include "dpu/tee_proxy.hpp"
@@ -24,32 +27,50 @@ class Path final : public PrefetchPath {
   ~Path() override { stop(); }
 
   int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port, LogQueue* log) {
+    setup_ = s;
     zone_ = zone;
     log_ = log;
     if (const int rc = Prefetcher::create(s.prefetcher, hv, zone, port, &prefetcher_)) return rc;
+    if (s.external_parser) return PD3_OK;  // the backend starts when the parser is attached
     ParserHandle parser;
     if (const int rc = load_parser(s.parser.c_str(), &parser)) return rc;
-    if (const int rc = RequestTap::create(RequestTapOptions{}, std::move(parser), &queue_, &tap_)) return rc;
-    if (s.backend == "tee") {
-      TeeProxyOptions o;
-      o.listen = s.listen;
-      o.app = s.app;
-      return TeeProxy::start(o, tap_->callbacks(), &tee_);
-    }
-    MirrorOptions o;
-    o.interface = s.interface;
-    in_addr a{};
-    if (inet_pton(AF_INET, s.app.host.c_str(), &a) != 1)
-      return fail(PD3_E_INVAL, "prefetch: app address '%s' is not IPv4", s.app.host.c_str());
-    o.ip = ntohl(a.s_addr);
-    o.port = s.app.port;
-    return PacketMirror::start(o, tap_->callbacks(), &mirror_);
+    if (const int rc = RequestTap::create(RequestTapOptions{}, std::move(parser), &queue_, &tap_storage_)) return rc;
+    publish_tap();
+    return start_backend(tap_storage_->callbacks());
+  }
+
+  int attach_external(ParserHandle parser, std::function<void()> wake) override {
+    if (!setup_.external_parser) return fail(PD3_E_INVAL, "prefetch: the parser is not external");
+    if (tap_storage_) return fail(PD3_E_INVAL, "prefetch: an external parser is attached already");
+    if (!parser) return fail(PD3_E_INVAL, "prefetch: no parser");
+    flow_events_ = std::make_unique<FlowEventQueue>(setup_.flow_queue_bytes, std::move(wake));
+    if (const int rc = RequestTap::create(RequestTapOptions{}, std::move(parser), &queue_, &tap_storage_)) return rc;
+    publish_tap();
+    return start_backend(flow_events_->callbacks());
+  }
+
+  size_t pump_external(size_t max) override {
+    if (!flow_events_ || !tap_storage_) return 0;
+    flow_events_->rearm();
+    RequestTap& tap = *tap_storage_;
+    return flow_events_->drain(max, [&](const FlowEvent& e) {
+      switch (e.kind) {
+        case FlowEvent::Kind::kOpen:
+          return tap.open(e.flow_id, e.flag);
+        case FlowEvent::Kind::kData:
+          return tap.deliver(e.flow_id, e.data, e.len, e.flag, e.capture_ns);
+        case FlowEvent::Kind::kClose:
+          return tap.close(e.flow_id);
+      }
+    });
   }
 
   bool poll(uint64_t now) override {
+    // acquire: pairs with publish_tap(); the tap is fully built before its stats are read.
+    const RequestTap* tap = tap_.load(std::memory_order_acquire);
     // A missed WRITE or DELETE of some unknown key: no item or answer in flight can be trusted.
     // relaxed: single-writer statistics; a late view only delays the reset to the next poll.
-    const uint64_t lost = queue_.lost_writes() + tap_->stats().desyncs;
+    const uint64_t lost = queue_.lost_writes() + (tap ? tap->stats().desyncs : 0);
     if (lost != lost_seen_) {
       lost_seen_ = lost;
       ++resets_;
@@ -66,19 +87,28 @@ class Path final : public PrefetchPath {
   Prefetcher& prefetcher() override { return *prefetcher_; }
   uint64_t dropped_accesses() const override { return queue_.dropped(); }
   uint64_t lost_writes() const override { return queue_.lost_writes(); }
-  uint16_t tee_port() const override { return tee_ ? tee_->port() : 0; }
+  uint16_t tee_port() const override {
+    // acquire: pairs with start_backend's release; the proxy is fully started.
+    const TeeProxy* tee = tee_ptr_.load(std::memory_order_acquire);
+    return tee ? tee->port() : 0;
+  }
   CaptureStats capture_stats() const override {
     CaptureStats c;
-    const RequestTapStats t = tap_->stats();
-    c.bytes = t.bytes_delivered;
-    c.flows = t.flows_total;
-    c.parse_errors = t.parse_errors + t.resync_rejects;
-    if (mirror_) {
-      const MirrorStats m = mirror_->stats();
+    // acquire: see poll().
+    if (const RequestTap* tap = tap_.load(std::memory_order_acquire)) {
+      const RequestTapStats t = tap->stats();
+      c.bytes = t.bytes_delivered;
+      c.flows = t.flows_total;
+      c.parse_errors = t.parse_errors + t.resync_rejects;
+    }
+    // acquire: pairs with start_backend's release.
+    if (const PacketMirror* mirror = mirror_ptr_.load(std::memory_order_acquire)) {
+      const MirrorStats m = mirror->stats();
       c.packets = m.frames;
       c.gaps = m.flows.gaps;
       c.kernel_drops = m.kernel_drops;
     }
+    if (const FlowEventQueue* q = events_ptr_.load(std::memory_order_acquire)) c.queue_dropped_bytes = q->stats().dropped_bytes;
     c.resets = resets_;
     return c;
   }
@@ -88,15 +118,50 @@ class Path final : public PrefetchPath {
   }
 
  private:
+  // release: whoever acquires the pointer sees the tap fully built.
+  void publish_tap() { tap_.store(tap_storage_.get(), std::memory_order_release); }
+
+  int start_backend(FlowCallbacks callbacks) {
+    int rc;
+    if (setup_.backend == "tee") {
+      TeeProxyOptions o;
+      o.listen = setup_.listen;
+      o.app = setup_.app;
+      rc = TeeProxy::start(o, std::move(callbacks), &tee_);
+    } else {
+      MirrorOptions o;
+      o.interface = setup_.interface;
+      in_addr a{};
+      if (inet_pton(AF_INET, setup_.app.host.c_str(), &a) != 1)
+        return fail(PD3_E_INVAL, "prefetch: app address '%s' is not IPv4", setup_.app.host.c_str());
+      o.ip = ntohl(a.s_addr);
+      o.port = setup_.app.port;
+      rc = PacketMirror::start(o, std::move(callbacks), &mirror_);
+    }
+    // release: the engine thread's acquire loads see the backends (and the queue) fully built.
+    tee_ptr_.store(tee_.get(), std::memory_order_release);
+    mirror_ptr_.store(mirror_.get(), std::memory_order_release);
+    events_ptr_.store(flow_events_.get(), std::memory_order_release);
+    return rc;
+  }
+
+  PrefetchSetup setup_;
   AccessQueue queue_;
   LzProducer* zone_ = nullptr;
   LogQueue* log_ = nullptr;
   uint64_t lost_seen_ = 0;  // lost writes + desyncs at the last poll (engine thread)
   uint64_t resets_ = 0;     // written by the engine thread, read by capture_stats() on the same thread
   std::unique_ptr<Prefetcher> prefetcher_;
-  std::unique_ptr<RequestTap> tap_;
+  // Set once (init, or attach_external on the parsing thread) and read by the engine thread
+  // through the atomic pointers.
+  std::unique_ptr<FlowEventQueue> flow_events_;
+  std::unique_ptr<RequestTap> tap_storage_;
   std::unique_ptr<PacketMirror> mirror_;
   std::unique_ptr<TeeProxy> tee_;
+  std::atomic<const RequestTap*> tap_{nullptr};
+  std::atomic<const PacketMirror*> mirror_ptr_{nullptr};
+  std::atomic<const TeeProxy*> tee_ptr_{nullptr};
+  std::atomic<const FlowEventQueue*> events_ptr_{nullptr};
 };
 
 }  // namespace
@@ -110,6 +175,10 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
   if (setup.issuer != "agent" && setup.issuer != "host")
     return fail(PD3_E_INVAL, "prefetch issuer '%s': use agent or host", setup.issuer.c_str());
   if (setup.hint_timeout_ms == 0) return fail(PD3_E_INVAL, "prefetch: hint_timeout_ms must be > 0");
+  if (setup.external_parser &&
+      (setup.flow_queue_bytes < 4ull * FlowEventQueue::kMaxChunk || (setup.flow_queue_bytes & (setup.flow_queue_bytes - 1)) != 0))
+    return fail(PD3_E_INVAL, "prefetch: flow_queue_bytes %llu is not a power of two >= %u",
+                (unsigned long long)setup.flow_queue_bytes, 4 * FlowEventQueue::kMaxChunk);
   if (setup.queue_bytes < 4096 || (setup.queue_bytes & (setup.queue_bytes - 1)) != 0)
     return fail(PD3_E_INVAL, "prefetch: queue_bytes %llu is not a power of two >= 4096",
                 (unsigned long long)setup.queue_bytes);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,13 +12,19 @@
 #include "common/net.hpp"
 #include "dpu/access_queue.hpp"
 #include "dpu/prefetcher.hpp"
+#include "parsers/plugin_loader.hpp"
 
 namespace pd3 {
 
 // How the agent sees client requests (EngineOptions::prefetch). Prefetching is off while `parser`
 // is empty.
 struct PrefetchSetup {
-  std::string parser;              // "resp", "binary", or the path of a parser plug-in library
+  std::string parser;              // "resp", "binary", or the path of a parser plug-in library;
+                                   // with external_parser, only a name for logs
+  // The parser runs on another thread of this process (a TS parser on the JS thread): the
+  // backend starts at attach_external(), and its flows are queued for the caller to parse.
+  bool external_parser = false;
+  uint64_t flow_queue_bytes = 8u << 20;  // external_parser: the capture → parser thread queue
   std::string backend = "afpacket";  // "afpacket": capture the app's traffic; "tee": proxy it
   Endpoint app;                    // the app's address (afpacket: watched; tee: forwarded to)
   Endpoint listen;                 // tee only: the public address clients connect to
@@ -39,6 +46,8 @@ struct CaptureStats {
   uint64_t gaps = 0;          // holes in a flow's stream (afpacket) — the parser resynced after each
   uint64_t parse_errors = 0;  // requests the parser refused (the flow resynced)
   uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring
+  uint64_t queue_dropped_bytes = 0;  // external parser: bytes the capture → parser queue had no
+                                     // room for (their flows resynced)
   uint64_t resets = 0;        // times a client write may have been missed (a WRITE/DELETE lost to a
                               // full queue, or a flow out of sync): every zone item was withdrawn
                               // and every prefetch cancelled, so nothing stale can be taken
@@ -48,8 +57,9 @@ struct CaptureStats {
 class PrefetchPath {
  public:
   // Loads the parser, creates the Prefetcher over `host_view` (may be null), `zone` and `port`,
-  // and starts the backend. Returns PD3_OK, PD3_E_INVAL (bad setup), the parser loader's error, or
-  // PD3_E_SYS (the backend could not start: no CAP_NET_RAW for afpacket, a port in use for tee).
+  // and starts the backend (external_parser: at attach_external). Returns PD3_OK, PD3_E_INVAL
+  // (bad setup), the parser loader's error, or PD3_E_SYS (the backend could not start: no
+  // CAP_NET_RAW for afpacket, a port in use for tee).
   static int start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
                    LogQueue* log, std::unique_ptr<PrefetchPath>* out);
   virtual ~PrefetchPath() = default;  // implementations stop the backend first
@@ -64,8 +74,18 @@ class PrefetchPath {
   virtual uint64_t lost_writes() const = 0;
   // Engine thread only (`resets` is the engine thread's own count).
   virtual CaptureStats capture_stats() const = 0;
-  // The tee proxy's port (0 for afpacket).
+  // The tee proxy's port (0 for afpacket, or before an external parser is attached).
   virtual uint16_t tee_port() const = 0;
+
+  // external_parser only, once, from the thread that will parse: starts the backend with its flow
+  // events queued, to be parsed with `parser` by pump_external() on this same thread. `wake` is
+  // called on the capture thread when events arrive and the parsing thread is not already due to
+  // pump; it must not block. Returns PD3_OK, PD3_E_INVAL (not external, attached already, no
+  // parser) or the backend's error (as start()).
+  virtual int attach_external(ParserHandle parser, std::function<void()> wake) = 0;
+  // The attaching thread: parses up to `max` queued flow events (their accesses go to the
+  // Prefetcher). Returns how many; 0 before attach_external.
+  virtual size_t pump_external(size_t max) = 0;
   // Stops the capture thread; idempotent. The Prefetcher stays usable by the engine thread.
   virtual void stop() = 0;
 };

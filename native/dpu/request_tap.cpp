@@ -65,7 +65,7 @@ FlowCallbacks RequestTap::callbacks() {
   FlowCallbacks cb;
   cb.open = [this](uint64_t id, const FlowKey&, bool synced) { on_open(id, synced); };
   cb.deliver = [this](uint64_t id, const uint8_t* data, size_t len, bool after_gap) {
-    on_deliver(id, data, len, after_gap);
+    on_deliver(id, data, len, after_gap, now_ns());
   };
   cb.close = [this](uint64_t id, FlowEnd) { on_close(id); };
   return cb;
@@ -86,7 +86,7 @@ void RequestTap::on_open(uint64_t id, bool synced) {
   open_flow(id, synced);
 }
 
-void RequestTap::on_deliver(uint64_t id, const uint8_t* data, size_t len, bool after_gap) {
+void RequestTap::on_deliver(uint64_t id, const uint8_t* data, size_t len, bool after_gap, uint64_t capture_ns) {
   add(counters_.bytes_delivered, len);
   auto it = flows_.find(id);
   // A flow delivered before it was opened was first seen mid-stream: nothing says where its
@@ -96,7 +96,7 @@ void RequestTap::on_deliver(uint64_t id, const uint8_t* data, size_t len, bool a
     add(counters_.bytes_refused, len);
     return;
   }
-  capture_ns_ = now_ns();
+  capture_ns_ = capture_ns;
   if (after_gap) {
     add(counters_.gaps);
     // The unfinished request before the gap can never be completed: its rest is in the gap.

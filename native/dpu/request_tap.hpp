@@ -81,8 +81,14 @@ class RequestTap {
   RequestTap(const RequestTap&) = delete;
   RequestTap& operator=(const RequestTap&) = delete;
 
-  // The callbacks to give PacketMirror::start or TeeProxy::start.
+  // The callbacks to give PacketMirror::start or TeeProxy::start (capture time: when called).
   FlowCallbacks callbacks();
+  // The same events from a queue (FlowEventQueue), with the time the backend saw the bytes.
+  void open(uint64_t id, bool synced) { on_open(id, synced); }
+  void deliver(uint64_t id, const uint8_t* data, size_t len, bool after_gap, uint64_t capture_ns) {
+    on_deliver(id, data, len, after_gap, capture_ns);
+  }
+  void close(uint64_t id) { on_close(id); }
 
   // A snapshot; each counter is some recent value (they are not read together atomically).
   RequestTapStats stats() const;
@@ -116,7 +122,7 @@ class RequestTap {
   RequestTap(const RequestTapOptions& options, ParserHandle parser, AccessQueue* queue);
 
   void on_open(uint64_t id, bool synced);
-  void on_deliver(uint64_t id, const uint8_t* data, size_t len, bool after_gap);
+  void on_deliver(uint64_t id, const uint8_t* data, size_t len, bool after_gap, uint64_t capture_ns);
   void on_close(uint64_t id);
 
   Flow* open_flow(uint64_t id, bool synced);

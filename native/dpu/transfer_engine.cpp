@@ -108,6 +108,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   std::vector<ServerState> servers() const override;
   LogQueue& log() override { return log_; }
   uint16_t tee_port() const override { return prefetch_ ? prefetch_->tee_port() : 0; }
+  PrefetchPath* prefetch_path() override { return prefetch_.get(); }
 
  private:
   void run();

@@ -118,6 +118,8 @@ class TransferEngine {
   virtual std::vector<ServerState> servers() const = 0;
   // The tee proxy's port when prefetching runs on the tee backend, else 0.
   virtual uint16_t tee_port() const = 0;
+  // The prefetch path (null while prefetching is off), for attaching an external parser.
+  virtual PrefetchPath* prefetch_path() = 0;
   // The engine's structured log events (connections lost and regained, refused tokens, ...).
   virtual LogQueue& log() = 0;
 };

@@ -13,7 +13,6 @@
 #include "memserver/key_hash.hpp"
 #include "memserver/key_index.hpp"
 #include "memserver/region_table.hpp"
-#include "pd3/record.h"
 #include "pd3/status.h"
 
 namespace pd3 {
@@ -24,13 +23,17 @@ namespace {
 class Store final : public MemStore {
  public:
   Store(const MemStoreOptions& options, uint64_t capacity, std::unique_ptr<DataDir> dir)
-      : options_(options), dir_(std::move(dir)), regions_(options.server_id, capacity, dir_.get()) {}
+      : options_(options),
+        dir_(std::move(dir)),
+        regions_(options.server_id, capacity, dir_.get()),
+        records_(options.record_parser) {}
 
   int open_parts();
 
   void execute(const TransportRequest& req, FrameBuilder* out) override;
   int sync() override;
   MemStoreStats stats() const override;
+  const RecordParser& record_parser() const override { return records_; }
   uint16_t server_id() const override { return options_.server_id; }
   uint64_t capacity() const override { return regions_.capacity(); }
   uint64_t free_bytes() const override {
@@ -55,6 +58,7 @@ class Store final : public MemStore {
   std::unique_ptr<DataDir> dir_;  // before regions_ and index_, which use it
   RegionTable regions_;
   std::unique_ptr<KeyIndex> index_;
+  RecordParser records_;
   MemStoreStats stats_;
 };
 
@@ -126,15 +130,14 @@ void Store::write(const TransportRequest& req, FrameBuilder* out) {
 }
 
 void Store::index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
-  uint64_t pos = 0;
-  pd3_kv_entry e;
-  // Only records wholly inside the written bytes: pd3_kv_next never reads past `len`.
-  while (pd3_kv_next(bytes, len, &pos, &e)) {
-    const uint64_t hash = key_hash64(bytes + e.key_off, e.key_len);
+  // Only records wholly inside the written bytes, parsed from the first written byte: the parser
+  // never sees a byte outside them (docs/memserver.md: records straddling a write's ends).
+  records_.for_each_record(bytes, len, [&](const pd3_record_key& k) {
+    const uint64_t hash = key_hash64(bytes + k.key_off, k.key_len);
     // A failed put (index growth out of memory or disk) leaves the key out of the index: its
     // prefetches miss, and no older address of the key can answer for it.
-    index_->put(hash, pack_address(region, uint32_t(offset + e.record_off)));
-  }
+    index_->put(hash, pack_address(region, uint32_t(offset + k.record_off)));
+  });
 }
 
 void Store::prefetch_miss(const TransportRequest& req, FrameBuilder* out) {
@@ -155,22 +158,27 @@ void Store::prefetch(const TransportRequest& req, FrameBuilder* out) {
   const uint64_t hash = key_hash64(key, key_len);
   uint64_t address = 0;
   if (!index_->find(hash, &address)) return prefetch_miss(req, out);
-  // The index only says where the key was last written: the bytes there must still be a record of
-  // exactly this key (they may have been overwritten, or the region freed or reused since).
+  // The index only says where the key's record was last written: the bytes there must still parse
+  // as a record of exactly this key (they may have been overwritten, or the region freed or reused
+  // since). The record is re-parsed alone, from its first byte to the region's end.
   const Region* region = regions_.find(address_region(address));
-  uint64_t pos = address_offset(address);
-  pd3_kv_entry e;
-  if (region == nullptr || !pd3_kv_next(region->bytes(), region->capacity, &pos, &e) || e.key_len != key_len ||
-      std::memcmp(region->bytes() + e.key_off, key, key_len) != 0) {
+  const uint32_t at = address_offset(address);
+  pd3_record_key k;
+  if (region == nullptr || at >= region->capacity ||
+      !records_.record_at_start(region->bytes() + at, region->capacity - at, &k) || k.key_len != key_len ||
+      std::memcmp(region->bytes() + at + k.key_off, key, key_len) != 0) {
     index_->erase(hash);
     return prefetch_miss(req, out);
   }
-  if (e.value_len > req.size) {
+  // value_len fits 32 bits: the value lies inside the region (checked for a plug-in's answer).
+  const uint32_t value_len = uint32_t(k.value_len);
+  if (value_len > req.size) {
     ++stats_.errors;
-    out->prefetch_response(req.op_id, PD3_E_DEST_SMALL, key, uint16_t(key_len), e.value_len, nullptr, 0);
+    out->prefetch_response(req.op_id, PD3_E_DEST_SMALL, key, uint16_t(key_len), value_len, nullptr, 0);
     return;
   }
-  out->prefetch_response(req.op_id, PD3_OK, key, uint16_t(key_len), e.value_len, region->bytes() + e.value_off, e.value_len);
+  out->prefetch_response(req.op_id, PD3_OK, key, uint16_t(key_len), value_len, region->bytes() + at + k.value_off,
+                         value_len);
 }
 
 void Store::control(const TransportRequest& req, FrameBuilder* out) {
@@ -202,9 +210,10 @@ void Store::stats_text(const TransportRequest& req, FrameBuilder* out) {
       "server_id=%u regions=%" PRIu64 " allocated_bytes=%" PRIu64 " capacity=%" PRIu64 " free_bytes=%" PRIu64
       " index_keys=%" PRIu64 " index_bytes=%" PRIu64 " reads=%" PRIu64 " writes=%" PRIu64 " prefetches=%" PRIu64
       " controls=%" PRIu64 " read_bytes=%" PRIu64 " write_bytes=%" PRIu64 " errors=%" PRIu64
-      " prefetch_not_found=%" PRIu64 " syncs=%" PRIu64,
+      " prefetch_not_found=%" PRIu64 " syncs=%" PRIu64 " record_parser_rejects=%" PRIu64,
       unsigned(options_.server_id), s.regions, s.allocated_bytes, s.capacity, free_bytes(), s.index_keys, s.index_bytes,
-      s.reads, s.writes, s.prefetches, s.controls, s.read_bytes, s.write_bytes, s.errors, s.prefetch_not_found, s.syncs);
+      s.reads, s.writes, s.prefetches, s.controls, s.read_bytes, s.write_bytes, s.errors, s.prefetch_not_found, s.syncs,
+      s.record_parser_rejects);
   const uint32_t len = n < 0 ? 0 : uint32_t(n) < sizeof text ? uint32_t(n) : uint32_t(sizeof text - 1);
   out->response(req.op_id, PD3_OK, len, text, len);
 }
@@ -222,10 +231,16 @@ MemStoreStats Store::stats() const {
   s.capacity = regions_.capacity();
   s.index_keys = index_->keys();
   s.index_bytes = index_->bytes();
+  s.record_parser_rejects = records_.rejected();
   return s;
 }
 
 }  // namespace
+
+const RecordParser& MemStore::record_parser() const {
+  static const RecordParser builtin;
+  return builtin;
+}
 
 int MemStore::open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out) {
   clear_error();

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/transport_codec.hpp"
+#include "memserver/record_parser.hpp"
+#include "parsers/plugin_loader.hpp"
 
 namespace pd3 {
 
@@ -26,6 +28,9 @@ struct MemStoreOptions {
   std::string data_dir;           // "": regions live in anonymous memory; else one file per region
   SyncMode sync = SyncMode::kBatch;
   uint64_t index_initial_keys = 1u << 20;  // initial index capacity; it grows by doubling
+  // Whose parse_record finds the keys of written bytes (record_parser.hpp). Empty (the default),
+  // "resp" and "binary": the built-in format of pd3/record.h. The store keeps a plug-in loaded.
+  ParserHandle record_parser;
 };
 
 // Counters, read by the server's metrics (each updated by the owning thread only).
@@ -40,6 +45,7 @@ struct MemStoreStats {
   uint64_t errors = 0;            // requests answered with a non-ok status
   uint64_t prefetch_not_found = 0;
   uint64_t syncs = 0;             // msync calls made
+  uint64_t record_parser_rejects = 0;  // parse_record answers of a plug-in refused (RecordParser)
 };
 
 // Storage of one memory server.
@@ -62,6 +68,9 @@ class MemStore {
   virtual int sync() = 0;
 
   virtual MemStoreStats stats() const = 0;
+  // The parser indexing writes: its name, and why its last refused answer was refused. The
+  // default is the built-in format (for stores that index nothing themselves, e.g. test doubles).
+  virtual const RecordParser& record_parser() const;
   virtual uint16_t server_id() const = 0;
   virtual uint64_t capacity() const = 0;
   virtual uint64_t free_bytes() const = 0;

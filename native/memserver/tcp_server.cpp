@@ -27,6 +27,9 @@ constexpr uint32_t kMinFrame = 4096;
 constexpr int kEventsPerWait = 64;
 // After accept() runs out of descriptors, how long the listening socket is left alone.
 constexpr uint64_t kAcceptRetryNs = 100'000'000;
+// Least time between two store.record_parser_rejected lines: a broken plug-in refused on every
+// write must not flood the log (the metric counts every refusal).
+constexpr uint64_t kRejectsLogIntervalNs = 10'000'000'000;
 
 // "a.b.c.d:port" of an IPv4 socket address.
 std::string peer_name(const sockaddr_in& addr) {
@@ -286,10 +289,26 @@ void TcpServer::publish() {
     live_.store = store_->stats();
     live_.free_bytes = store_->free_bytes();
     store_runs_ = runs;
+    report_record_parser_rejects();
   }
   std::lock_guard lock(snapshot_mu_);
   snapshot_ = live_;
   snapshot_histogram_ = live_histogram_;
+}
+
+void TcpServer::report_record_parser_rejects() {
+  const uint64_t total = live_.store.record_parser_rejects;
+  if (total == rejects_logged_) return;
+  const uint64_t now = now_ns();
+  if (rejects_logged_ != 0 && now - rejects_log_ns_ < kRejectsLogIntervalNs) return;
+  const RecordParser& parser = store_->record_parser();
+  const char* last = parser.last_defect();
+  log_.log(LogLevel::kWarn, "store.record_parser_rejected",
+           "record parser '%s': %llu parse_record answers refused since start (last: %s); the keys of those "
+           "answers are neither indexed nor served",
+           parser.name().c_str(), (unsigned long long)total, last != nullptr ? last : "unknown");
+  rejects_logged_ = total;
+  rejects_log_ns_ = now;
 }
 
 TcpServerStats TcpServer::stats() const {

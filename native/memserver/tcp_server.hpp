@@ -70,7 +70,8 @@ class TcpServer {
   TcpServerStats stats() const;
   BatchHistogram batch_histogram() const;
   // Structured events. info: server.listen, server.stop, conn.open, conn.close; warn: conn.refused
-  // (bad hello, no hello in time, max_connections), conn.protocol_error; error: store.sync_failed,
+  // (bad hello, no hello in time, max_connections), conn.protocol_error,
+  // store.record_parser_rejected (at most every 10 s); error: store.sync_failed,
   // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed.
   LogQueue& log() { return log_; }
 
@@ -87,6 +88,7 @@ class TcpServer {
   int next_timeout_ms() const;
   void set_listening(bool on);
   void publish();
+  void report_record_parser_rejects();
 
   TcpServerOptions options_;
   std::unique_ptr<MemStore> store_;
@@ -109,6 +111,8 @@ class TcpServer {
   bool listening_ = true;         // false while accept() is left alone after running out of fds
   uint64_t accept_retry_ns_ = 0;  // when to try accept() again
   uint64_t store_runs_ = ~0ull;   // frames run (ok or not) when the store's counters were last read
+  uint64_t rejects_logged_ = 0;   // record parser rejects as of the last store.record_parser_rejected
+  uint64_t rejects_log_ns_ = 0;   // when that was logged
   TcpServerStats live_;
   BatchHistogram live_histogram_{};
   ConnectionContext context_;

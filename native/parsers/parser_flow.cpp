@@ -12,7 +12,7 @@ int ParserFlow::open(const ParserHandle& parser, ParserFlow* out) {
   if (!parser) return fail(PD3_E_CLOSED, "no parser loaded");
   void* state = nullptr;
   if (parser->flow_open) {
-    state = parser->flow_open();
+    state = parser->flow_open(parser.get());
     if (!state) return fail(PD3_E_NOMEM, "parser '%s': flow_open failed", parser->name);
   }
   out->close();

@@ -44,8 +44,6 @@ int check_table(const pd3_parser* p, const char* origin) {
   return PD3_OK;
 }
 
-// True if a plug-in's range [off, off + n) lies inside a buffer of `len` bytes.
-bool inside(uint64_t off, uint64_t n, size_t len) { return off <= len && n <= len - off; }
 
 }  // namespace
 
@@ -101,9 +99,10 @@ int ParserHandle::parse_record(const uint8_t* buf, size_t len, pd3_record_key* o
   const int rc = parser_->parse_record(buf, len, out, max, &found);
   if (rc < 0) return rc;
   const char* defect = rc > 0 ? "returned a positive status" : found > max ? "reported more keys than fit" : nullptr;
+  uint64_t prev_end = 0;
   for (uint32_t i = 0; !defect && i < found; ++i) {
-    if (!inside(out[i].key_off, out[i].key_len, len) || !inside(out[i].value_off, out[i].value_len, len))
-      defect = "returned a key or value outside the record";
+    defect = record_key_defect(out[i], len, prev_end);
+    prev_end = out[i].record_off + out[i].record_len;
   }
   if (defect) return fail(PD3_E_PROTOCOL, "parser '%s' broke the ABI: parse_record %s", parser_->name, defect);
   *n = found;

@@ -24,8 +24,10 @@ class ParserHandle {
   bool is_plugin() const { return library_ != nullptr; }
 
   // parseRecord: the parser's parse_record, or the built-in pd3/record.h format when it has none.
-  // A plug-in's results are checked: a key or value outside buf[0, len), *n > max or a positive
-  // return become PD3_E_PROTOCOL (with pd3_last_error naming the parser) and *n = 0.
+  // A plug-in's results are checked (record_key_defect: a record outside buf[0, len), a key or
+  // value outside its record, a bad key_len, records out of order), and so are *n > max and a
+  // positive return: each becomes PD3_E_PROTOCOL (with pd3_last_error naming the parser), *n = 0.
+  // After a full answer (*n == max) continue from the last record's record_off + record_len.
   int parse_record(const uint8_t* buf, size_t len, pd3_record_key* out, uint32_t max, uint32_t* n) const;
 
  private:

@@ -3,9 +3,10 @@
 import { constants } from '../../host/index.js';
 import type { RecordKey } from '../index.js';
 
-/** The keys of the records at the start of `bytes`, each with where its value is. Stops, like
- *  pd3_kv_next, at a zero key length (the end marker), at a key longer than MAX_KEY_LEN, and at a
- *  record that does not fit: any bytes give a prefix of the records, never a read past the end. */
+/** The keys of the records at the start of `bytes`, each with where its value and its record are.
+ *  Stops, like pd3_kv_next, at a zero key length (the end marker), at a key longer than
+ *  MAX_KEY_LEN, and at a record that does not fit: any bytes give a prefix of the records, never a
+ *  read past the end. */
 export function parseKvRecords(bytes: Uint8Array): RecordKey[] {
   const { SIZEOF_KV_HEADER, KV_KEY_LEN, KV_VALUE_LEN, MAX_KEY_LEN } = constants;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -17,8 +18,15 @@ export function parseKvRecords(bytes: Uint8Array): RecordKey[] {
     if (keyLength === 0 || keyLength > MAX_KEY_LEN) break;
     const keyAt = at + SIZEOF_KV_HEADER;
     if (bytes.length - keyAt < keyLength + valueLength) break;
-    records.push({ key: bytes.slice(keyAt, keyAt + keyLength), offset: keyAt + keyLength, length: valueLength });
-    at = keyAt + keyLength + valueLength;
+    const end = keyAt + keyLength + valueLength;
+    records.push({
+      key: bytes.slice(keyAt, keyAt + keyLength),
+      offset: keyAt + keyLength,
+      length: valueLength,
+      recordOffset: at,
+      recordLength: end - at,
+    });
+    at = end;
   }
   return records;
 }

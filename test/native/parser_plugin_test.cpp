@@ -212,11 +212,11 @@ int broken_parse(void*, const uint8_t*, size_t len, pd3_access* out, uint32_t ma
 }
 int64_t broken_resync(void*, const uint8_t*, size_t len) { return g_defect == 6 ? int64_t(len) : -7; }
 int broken_record(const uint8_t*, size_t len, pd3_record_key* out, uint32_t, uint32_t* n) {
-  out[0] = pd3_record_key{len - 1, len - 1, 2, 1, 0};  // the value runs one byte past the record
+  out[0] = pd3_record_key{len - 1, len - 1, 2, 1, 0, len - 2, 2};  // the value runs one byte past the record
   *n = 1;
   return PD3_OK;
 }
-void* failing_open() { return nullptr; }
+void* failing_open(const pd3_parser*) { return nullptr; }
 void unused_close(void*) {}
 constexpr pd3_parser kBroken = {PD3_PARSER_ABI_VERSION, 0, "broken", nullptr, nullptr, broken_parse, broken_resync, broken_record};
 constexpr pd3_parser kNoFlow = {PD3_PARSER_ABI_VERSION, 0, "noflow", failing_open, unused_close, broken_parse, broken_resync, nullptr};
@@ -249,7 +249,7 @@ TEST(parser_flow_turns_abi_violations_into_protocol_errors) {
   CHECK_EQ(flow.resync(buf, 8), -1);  // below -1
   pd3_record_key keys[2];
   CHECK(h.parse_record(buf, 8, keys, 2, &n) == PD3_E_PROTOCOL && n == 0);
-  CHECK(std::strstr(pd3_last_error(), "outside the record") != nullptr);
+  CHECK(std::strstr(pd3_last_error(), "a value outside its record") != nullptr);
   // flow_open failing is PD3_E_NOMEM; a table with flow_open but no flow_close is refused.
   REQUIRE(pd3::use_parser_table(&kNoFlow, &h) == PD3_OK);
   CHECK(pd3::ParserFlow::open(h, &flow) == PD3_E_NOMEM);

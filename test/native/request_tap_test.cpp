@@ -540,12 +540,12 @@ namespace {
 std::atomic<int> g_flow_states{0};  // flows the counting parser has open
 
 // relaxed (both): a test counter read after the calls, on the same thread.
-void* counting_open() {
+void* counting_open(const pd3_parser*) {
   g_flow_states.fetch_add(1, std::memory_order_relaxed);
   return &g_flow_states;
 }
 void counting_close(void*) { g_flow_states.fetch_sub(1, std::memory_order_relaxed); }
-void* failing_open() { return nullptr; }
+void* failing_open(const pd3_parser*) { return nullptr; }
 
 // RESP with per-flow state, to watch flow_open/flow_close.
 const pd3_parser kCountingResp = [] {

@@ -6,6 +6,14 @@
 // USE makes later keys of the connection "<namespace>:<key>", so the parser keeps per-flow state
 // and hands out keys it built in flow memory. Built with -DPD3_EXAMPLE_DEFECT=<n> it becomes one
 // of the broken libraries the loader must refuse (PD3_EXAMPLE_DEFECT=1, 2 or 3, see Defect).
+//
+// Its data records: by default the built-in format of pd3/record.h (parse_record is NULL). Built
+// with -DPD3_EXAMPLE_RECORDS=1 it reads them in its own format instead (parse_record), which the
+// memory server then indexes with (pd3-memserver --record-parser), packed back to back:
+//
+//   u8 0xE5 | u16 key_len | key | u32 value_len | value      (little-endian, key_len >= 1)
+//
+// A byte other than 0xE5 where a record would start ends the sequence (a zero-filled tail does).
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -19,6 +27,9 @@
 #ifndef PD3_EXAMPLE_DEFECT
 #define PD3_EXAMPLE_DEFECT 0
 #endif
+#ifndef PD3_EXAMPLE_RECORDS
+#define PD3_EXAMPLE_RECORDS 0
+#endif
 
 namespace {
 
@@ -26,6 +37,8 @@ namespace {
 // version, no parse_request, or an entry point returning NULL.
 enum class Defect { kNone = 0, kBadAbi = 1, kNoParseRequest = 2, kNullEntry = 3 };
 constexpr Defect kDefect = Defect(PD3_EXAMPLE_DEFECT);
+// True when the library reads its data records in its own format (see the top of the file).
+constexpr bool kOwnRecords = PD3_EXAMPLE_RECORDS != 0;
 
 constexpr size_t kMaxLine = 4096;
 
@@ -35,7 +48,7 @@ struct Flow {
   std::deque<std::string> keys;  // a deque never moves its elements, so handed-out pointers stay valid
 };
 
-void* flow_open() { return new (std::nothrow) Flow(); }
+void* flow_open(const pd3_parser*) { return new (std::nothrow) Flow(); }
 void flow_close(void* flow) { delete static_cast<Flow*>(flow); }
 
 // The next space-separated word of [*p, end), or an empty one.
@@ -118,7 +131,37 @@ int64_t resync(void*, const uint8_t* buf, size_t len) {
   return at < len ? int64_t(at) : -1;
 }
 
-// parse_record is NULL: this protocol's data records use the built-in format of pd3/record.h.
+// Bytes of a record's fixed parts: the magic, key_len, value_len.
+constexpr uint8_t kRecordMagic = 0xE5;
+constexpr uint64_t kRecordOverhead = 1 + 2 + 4;
+
+// Little-endian integer of `n` bytes at p (the caller checked they are inside the buffer).
+uint64_t load_le(const uint8_t* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+// The records of the format above at the start of buf[0, len), in order, up to max. Stops at a
+// byte other than the magic, an empty key or a record cut short by the end of the buffer: any
+// bytes give a prefix of the records, and nothing past buf + len is read.
+int parse_record(const uint8_t* buf, size_t len, pd3_record_key* out, uint32_t max, uint32_t* n) {
+  *n = 0;
+  uint64_t at = 0;
+  while (*n < max && len - at >= kRecordOverhead && buf[at] == kRecordMagic) {
+    const uint64_t key_len = load_le(buf + at + 1, 2);
+    if (key_len == 0 || len - at - kRecordOverhead < key_len) break;
+    const uint64_t key_off = at + 3;
+    const uint64_t value_len = load_le(buf + key_off + key_len, 4);
+    const uint64_t value_off = key_off + key_len + 4;
+    if (len - value_off < value_len) break;
+    const uint64_t record_len = kRecordOverhead + key_len + value_len;
+    out[(*n)++] = pd3_record_key{key_off, value_off, value_len, uint32_t(key_len), 0, at, record_len};
+    at = value_off + value_len;
+  }
+  return PD3_OK;
+}
+
 constexpr pd3_parser kParser = {
     kDefect == Defect::kBadAbi ? PD3_PARSER_ABI_VERSION + 1 : PD3_PARSER_ABI_VERSION,
     0,
@@ -127,7 +170,7 @@ constexpr pd3_parser kParser = {
     flow_close,
     kDefect == Defect::kNoParseRequest ? nullptr : parse_request,
     resync,
-    nullptr,
+    kOwnRecords ? parse_record : nullptr,  // NULL: data records use the built-in format of pd3/record.h
 };
 
 }  // namespace

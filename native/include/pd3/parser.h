@@ -38,13 +38,24 @@ typedef struct pd3_access {
   uint32_t op; /* PD3_ACCESS_* */
 } pd3_access;
 
-/* One key inside a data record: offsets relative to the buffer handed to parse_record. */
+/* One key inside a data record: offsets relative to the buffer handed to parse_record. One key per
+ * record: [record_off, record_off + record_len) is the record holding this key, and parse_record
+ * handed bytes that start at record_off must report this key first, at offset 0 (the memory server
+ * verifies a PREFETCH by re-parsing the record at the address it indexed). Every answer keeps:
+ * the record inside the buffer, the key and the value inside the record, 1 <= key_len <=
+ * PD3_MAX_KEY_LEN, and the records of one call in buffer order without overlapping. Callers check
+ * this and refuse a whole answer that breaks it.
+ *
+ * Layout (48 bytes, 8-byte aligned, no implicit padding; parser ABI version 1):
+ *   0 key_off | 8 value_off | 16 value_len | 24 key_len | 28 reserved | 32 record_off | 40 record_len */
 typedef struct pd3_record_key {
   uint64_t key_off;
   uint64_t value_off; /* the record's data, what a prefetch returns */
   uint64_t value_len;
   uint32_t key_len;
-  uint32_t reserved;
+  uint32_t reserved;   /* 0 */
+  uint64_t record_off; /* the record's first byte */
+  uint64_t record_len; /* the record's bytes, key and value included */
 } pd3_record_key;
 
 /* A parser. All function pointers but flow_open/flow_close/parse_record are required. */
@@ -55,8 +66,9 @@ typedef struct pd3_parser {
 
   /* Per-connection state (HPACK tables, a partial message...). NULL: the parser is stateless and
    * receives flow == NULL. flow_open returns NULL on allocation failure (the flow then goes
-   * without prefetching). */
-  void* (*flow_open)(void);
+   * without prefetching). `self` is this table: a parser whose table is embedded in a larger
+   * struct finds its own context from it (the agent's bridge to TS parsers does). */
+  void* (*flow_open)(const struct pd3_parser* self);
   void (*flow_close)(void* flow);
 
   /* Parses whole requests from the start of buf[0, len) of one flow's byte stream, in order.

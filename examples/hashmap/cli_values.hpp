@@ -1,0 +1,23 @@
+// cli_values.hpp — parsing of command-line values shared by the server and the client: whole
+// numbers (digits only), decimals, sizes with K/M/G units, HOST:PORT endpoints, segment names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pd3::hashmap {
+
+// Digits only, no sign, fits 64 bits.
+bool parse_whole(const std::string& s, uint64_t* out);
+// A finite decimal number such as 0.5 or 12.
+bool parse_decimal(const std::string& s, double* out);
+// Bytes: digits with an optional K, M or G unit (powers of 1024).
+bool parse_size(const std::string& s, uint64_t* out);
+// HOST:PORT with a non-empty host; port 0 only if allow_zero.
+bool parse_endpoint(const std::string& s, bool allow_zero, std::string* host, uint16_t* port);
+// host:port[,host:port...], ports 1..65535.
+bool parse_endpoint_list(const std::string& s);
+// 1..200 characters of [A-Za-z0-9._-] (PD3_NAME_MAX).
+bool valid_segment_name(const std::string& s);
+
+}  // namespace pd3::hashmap
