@@ -1,0 +1,11 @@
+// miss-path.ts — how a mode serves a page that is neither in the local cache nor waiting in the
+// write-back: the interface every remote mode implements.
+
+/** The out-of-core path of one mode. */
+export interface MissPath {
+  /** The page without a remote read (a Loading Zone item), or undefined. Asked only about pages
+   *  that are neither cached nor waiting to be written back. */
+  immediate(id: number): Buffer | undefined;
+  /** Reads the page from remote memory. */
+  fetch(id: number): Promise<Buffer>;
+}

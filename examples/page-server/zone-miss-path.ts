@@ -1,0 +1,53 @@
+// zone-miss-path.ts — mode pd3: on a miss, checkAndReturn(page key) first; the remote read through
+// the agent only when the agent's prefetch has not brought the page into the Loading Zone.
+import type { Pd3Host } from '../../host/index.js';
+import type { MissPath } from './miss-path.js';
+import { PAGE_SIZE } from './page-content.js';
+import { pageKey } from './page-record.js';
+import type { PageRemote } from './remote-pages.js';
+import type { FlushObserver } from './write-back.js';
+
+/**
+ * Why a Loading Zone item is the page's newest bytes: the store asks only about a page that is not
+ * cached and whose last eviction write has completed. The agent took that write from the request
+ * ring before it was answered, and withdrew the page's zone items and cancelled its earlier
+ * prefetches when it did (ARCHITECTURE.md §8); prefetches it sends later reach the memory server
+ * behind the write. So an item present now holds what that write wrote.
+ *
+ * That argument needs the write to have gone through an agent. With a direct fallback
+ * (memservers given), a write issued while the agent is down goes around it and withdraws nothing,
+ * so such pages are kept out of the zone path until a later write of theirs goes through the agent.
+ */
+export class ZoneMissPath implements MissPath, FlushObserver {
+  private readonly dest = Buffer.allocUnsafe(PAGE_SIZE);
+  private readonly aroundAgent = new Set<number>();
+
+  constructor(
+    private readonly host: Pd3Host,
+    private readonly remote: PageRemote,
+  ) {}
+
+  immediate(id: number): Buffer | undefined {
+    if (this.aroundAgent.has(id)) return undefined;
+    const n = this.host.checkAndReturn(pageKey(id), this.dest);
+    // 0 is a miss; anything but a whole page (an error status, a short item) is read remotely.
+    return n === PAGE_SIZE ? Buffer.from(this.dest) : undefined;
+  }
+
+  fetch(id: number): Promise<Buffer> {
+    const read = this.remote.readPage(id);
+    this.remote.kick();
+    return read;
+  }
+
+  // Asked after the host library chose the path: it sends around the agent only while the heartbeat
+  // is stale, and a stale heartbeat stays stale until the agent beats again.
+  flushIssued(id: number): void {
+    if (this.host.agentAlive()) {
+      this.aroundAgent.delete(id);
+    } else if (this.host.stats().agent_attaches > 0) {
+      // Only a segment an agent has served can hold zone items at all.
+      this.aroundAgent.add(id);
+    }
+  }
+}
