@@ -7,7 +7,8 @@
 //              through the request ring (--prefetch-issuer host).
 // Figure: the agent's median lead time, client request captured → item in the Loading Zone
 // (pd3_agent_prefetch_lead_nanoseconds). Also the parse + Host View lookup rate of one agent core.
-// Last line: one JSON object.
+// Options: --quick (1 run each, fewer requests), --mirror tee; env PD3_BENCH_AGENT_ARGS adds agent
+// flags (e.g. "--host-view off" for the breakdown in docs/benchmarks.md). Last line: one JSON object.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -63,8 +64,10 @@ async function scrape(address: string): Promise<Map<string, number>> {
   return out;
 }
 
-/** The mirror this machine allows: afpacket needs CAP_NET_RAW; the tee proxy works anywhere. */
-let mirror: 'afpacket' | 'tee' = 'afpacket';
+/** The mirror: `--mirror tee` asks for the tee proxy; afpacket (the default) needs CAP_NET_RAW and
+ *  falls back to the tee proxy without it. */
+const mirrorArg = process.argv.indexOf('--mirror');
+let mirror: 'afpacket' | 'tee' = mirrorArg > 0 && process.argv[mirrorArg + 1] === 'tee' ? 'tee' : 'afpacket';
 
 async function leadRun(issuer: Issuer, memserverPort: number, token: string): Promise<LeadRun> {
   let agent: Daemon | null = null;
@@ -73,6 +76,7 @@ async function leadRun(issuer: Issuer, memserverPort: number, token: string): Pr
     const args = (m: string): string[] => [
       '--prefetch-parser', 'binary', '--mirror', m, '--app', `127.0.0.1:${appPort}`, '--prefetch-issuer', issuer,
       '--metrics', '127.0.0.1:0', ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : []),
+      ...(process.env.PD3_BENCH_AGENT_ARGS ?? '').split(' ').filter(Boolean),
     ];
     try {
       agent = await startAgent(segment, [memserverPort], token, args(mirror));

@@ -75,6 +75,10 @@ class AccessQueue {
     return n;
   }
 
+  // Consumer: true if nothing is waiting. acquire: pairs with push()'s release (a record seen
+  // here is complete when drained).
+  bool empty() const { return tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_relaxed); }
+
   // Accesses lost to a full ring, and of those the WRITE/DELETE ones (relaxed: statistics).
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t lost_writes() const { return lost_writes_.load(std::memory_order_relaxed); }

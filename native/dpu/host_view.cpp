@@ -18,6 +18,7 @@ struct HostView::Shard {
   SpscQueue<HostViewBatch> out;
   std::atomic<bool> stop{false};
   std::atomic<uint32_t> asleep{0};  // 1 while the thread waits (futex) for work
+  Doorbell* completions = nullptr;   // HostViewOptions::completions
   std::thread thread;
 
   explicit Shard(size_t depth) : in(depth), out(depth) {}
@@ -42,6 +43,7 @@ struct HostView::Shard {
       idle = 0;
       execute(b);
       while (!out.push(b) && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();  // the submitter drains completions (or we are stopping)
+      if (completions) completions->ring();
     }
   }
 
@@ -88,6 +90,7 @@ int HostView::create(const HostViewOptions& o, std::unique_ptr<HostView>* out) {
   std::unique_ptr<HostView> hv(new HostView(o.shards));
   for (uint32_t s = 0; s < o.shards; ++s) {
     auto shard = std::make_unique<Shard>(o.queue_depth);
+    shard->completions = o.completions;
     CuckooOptions t = o.table;
     t.capacity = (o.capacity + o.shards - 1) / o.shards;
     t.seed = o.table.seed + s;
@@ -116,6 +119,12 @@ bool HostView::submit(uint32_t shard, const HostViewBatch& batch) {
 }
 
 bool HostView::complete(uint32_t shard, HostViewBatch* batch) { return shards_[shard]->out.pop(batch); }
+
+bool HostView::has_completions() const {
+  for (const auto& s : shards_)
+    if (!s->out.empty()) return true;
+  return false;
+}
 
 void HostView::run(HostViewOp op, const uint64_t* hashes, size_t n, uint8_t* verdicts) {
   const uint32_t ns = shards();

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/doorbell.hpp"
 #include "dpu/cuckoo_set.hpp"
 #include "dpu/spsc_queue.hpp"
 
@@ -34,6 +35,7 @@ struct HostViewOptions {
   uint32_t shards = 1;        // shard threads
   uint32_t queue_depth = 1024;
   CuckooOptions table;        // per-shard table options (capacity is set from the above)
+  Doorbell* completions = nullptr;  // rung after each finished batch (the submitter may sleep on it)
 };
 
 // The sharded Host View service. submit/complete are for one agent thread (the prefetcher);
@@ -52,6 +54,8 @@ class HostView {
   bool submit(uint32_t shard, const HostViewBatch& batch);
   // Takes one finished batch of `shard`. False if none is ready.
   bool complete(uint32_t shard, HostViewBatch* batch);
+  // The submitter: true if some shard has a finished batch waiting for complete().
+  bool has_completions() const;
 
   // Blocking: routes `n` hashes to their shards in sub-batches, waits, and writes verdicts in input
   // order. For tests, tools and the TS binding; the prefetcher uses submit/complete. Must not be

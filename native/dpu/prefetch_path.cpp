@@ -26,8 +26,10 @@ class Path final : public PrefetchPath {
   explicit Path(uint64_t queue_bytes) : queue_(queue_bytes) {}
   ~Path() override { stop(); }
 
-  int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port, LogQueue* log) {
+  int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port, LogQueue* log,
+           Doorbell* doorbell) {
     setup_ = s;
+    doorbell_ = doorbell;
     zone_ = zone;
     log_ = log;
     if (const int rc = Prefetcher::create(s.prefetcher, hv, zone, port, &prefetcher_)) return rc;
@@ -36,7 +38,13 @@ class Path final : public PrefetchPath {
     if (const int rc = load_parser(s.parser.c_str(), &parser)) return rc;
     if (const int rc = RequestTap::create(RequestTapOptions{}, std::move(parser), &queue_, &tap_storage_)) return rc;
     publish_tap();
-    return start_backend(tap_storage_->callbacks());
+    FlowCallbacks cb = tap_storage_->callbacks();
+    // The engine may be asleep: wake it once a delivery has queued accesses.
+    cb.deliver = [this, deliver = std::move(cb.deliver)](uint64_t id, const uint8_t* data, size_t len, bool gap) {
+      deliver(id, data, len, gap);
+      if (doorbell_) doorbell_->ring();
+    };
+    return start_backend(std::move(cb));
   }
 
   int attach_external(ParserHandle parser, std::function<void()> wake) override {
@@ -53,7 +61,7 @@ class Path final : public PrefetchPath {
     if (!flow_events_ || !tap_storage_) return 0;
     flow_events_->rearm();
     RequestTap& tap = *tap_storage_;
-    return flow_events_->drain(max, [&](const FlowEvent& e) {
+    const size_t n = flow_events_->drain(max, [&](const FlowEvent& e) {
       switch (e.kind) {
         case FlowEvent::Kind::kOpen:
           return tap.open(e.flow_id, e.flag);
@@ -63,7 +71,11 @@ class Path final : public PrefetchPath {
           return tap.close(e.flow_id);
       }
     });
+    if (n > 0 && doorbell_) doorbell_->ring();
+    return n;
   }
+
+  bool has_work() const override { return !queue_.empty() || prefetcher_->host_view_ready(); }
 
   bool poll(uint64_t now) override {
     // acquire: pairs with publish_tap(); the tap is fully built before its stats are read.
@@ -146,6 +158,7 @@ class Path final : public PrefetchPath {
   }
 
   PrefetchSetup setup_;
+  Doorbell* doorbell_ = nullptr;
   AccessQueue queue_;
   LzProducer* zone_ = nullptr;
   LogQueue* log_ = nullptr;
@@ -167,7 +180,7 @@ class Path final : public PrefetchPath {
 }  // namespace
 
 int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
-                        LogQueue* log, std::unique_ptr<PrefetchPath>* out) {
+                        LogQueue* log, Doorbell* doorbell, std::unique_ptr<PrefetchPath>* out) {
   if (setup.backend != "afpacket" && setup.backend != "tee")
     return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket or tee", setup.backend.c_str());
   if (setup.app.port == 0 || (setup.backend == "tee" && setup.listen.host.empty()))
@@ -183,7 +196,7 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
     return fail(PD3_E_INVAL, "prefetch: queue_bytes %llu is not a power of two >= 4096",
                 (unsigned long long)setup.queue_bytes);
   auto p = std::make_unique<Path>(setup.queue_bytes);
-  if (const int rc = p->init(setup, host_view, zone, port, log)) return rc;
+  if (const int rc = p->init(setup, host_view, zone, port, log, doorbell)) return rc;
   log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s, issued by the %s",
            setup.parser.c_str(), setup.backend.c_str(), setup.app.str().c_str(), setup.issuer.c_str());
   *out = std::move(p);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "common/doorbell.hpp"
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/access_queue.hpp"
@@ -60,14 +61,19 @@ class PrefetchPath {
   // and starts the backend (external_parser: at attach_external). Returns PD3_OK, PD3_E_INVAL
   // (bad setup), the parser loader's error, or PD3_E_SYS (the backend could not start: no
   // CAP_NET_RAW for afpacket, a port in use for tee).
+  // `doorbell` (may be null) is rung whenever accesses were queued for poll(): the engine sleeps
+  // on it when idle.
   static int start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
-                   LogQueue* log, std::unique_ptr<PrefetchPath>* out);
+                   LogQueue* log, Doorbell* doorbell, std::unique_ptr<PrefetchPath>* out);
   virtual ~PrefetchPath() = default;  // implementations stop the backend first
 
   // Engine thread: hands queued accesses to the Prefetcher and pumps it; first, if a client write
   // may have been missed since the last call, withdraws every zone item and cancels every
   // prefetch (CaptureStats::resets). True if it did anything.
   virtual bool poll(uint64_t now) = 0;
+  // Engine thread: true if accesses or Host View verdicts wait for poll() (checked after arming
+  // the doorbell, before sleeping; both ring it).
+  virtual bool has_work() const = 0;
   virtual Prefetcher& prefetcher() = 0;
   // Accesses lost to a full queue, WRITE/DELETE ones among them.
   virtual uint64_t dropped_accesses() const = 0;

@@ -105,6 +105,8 @@ class Prefetcher {
   uint32_t inflight() const { return table_.in_use(); }
   // True when no Host View work is queued or submitted (tests wait for this).
   bool host_view_idle() const;
+  // True when a Host View batch came back and waits for pump() to collect it.
+  bool host_view_ready() const { return host_view_ != nullptr && host_view_->has_completions(); }
 
  private:
   struct Counters;

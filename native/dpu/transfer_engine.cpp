@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/atomics.hpp"
+#include "common/doorbell.hpp"
 #include "common/error.hpp"
 #include "common/transport_codec.hpp"
 #include "dpu/agent_session.hpp"
@@ -161,8 +162,9 @@ class Engine final : public TransferEngine, private PrefetchPort {
   const bool via_host_;  // prefetches go to the host as hints first (PrefetchSetup::issuer "host")
   std::unique_ptr<AgentSession> session_;
   pd3_control* control_ = nullptr;
+  Doorbell doorbell_;  // rung when accesses or Host View verdicts wait; declared first: outlives both
   std::unique_ptr<HostView> host_view_;
-  std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_: destroyed before it
+  std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_ and doorbell_: destroyed before them
   std::vector<uint8_t> prefetch_record_;     // scratch for one PREFETCH record
   HintTable hints_;                          // issuer "host": hints the host has not returned yet
   std::unique_ptr<ResponseBuffer> buffer_;
@@ -194,8 +196,11 @@ class Engine final : public TransferEngine, private PrefetchPort {
 int Engine::init() {
   if (const int rc = AgentSession::attach(options_.segment.c_str(), &session_)) return rc;
   control_ = session_->control();
+  const bool prefetching = !options_.prefetch.parser.empty();
+  if (prefetching && doorbell_.open() != PD3_OK) return fail(PD3_E_SYS, "eventfd: %s", strerror(errno));
   if (options_.host_view) {
     HostViewOptions hv = options_.host_view_options;
+    if (prefetching) hv.completions = &doorbell_;  // the prefetcher's lookups come back while we may sleep
     if (hv.capacity == 0) hv.capacity = kDefaultHostViewKeys;
     if (const int rc = HostView::create(hv, &host_view_))
       return fail(rc, "Host View of %llu keys in %u shards: %s", (unsigned long long)hv.capacity, hv.shards,
@@ -226,9 +231,9 @@ int Engine::init() {
   }
   seen_up_.assign(links_.size(), false);
   logged_.assign(links_.size(), std::string());
-  if (!options_.prefetch.parser.empty()) {
+  if (prefetching) {
     if (const int rc = PrefetchPath::start(options_.prefetch, host_view_.get(), &session_->zone(), this, &log_,
-                                           &prefetch_))
+                                           &doorbell_, &prefetch_))
       return rc;
   }
   return PD3_OK;
@@ -430,10 +435,19 @@ void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
   if (due <= now) return;
   const uint64_t ns = due - now;
   const timespec ts{time_t(ns / 1000000000ull), long(ns % 1000000000ull)};
-  // Socket readiness on any link wakes us at once; the request ring has no doorbell, so it is
-  // checked again after at most idle_sleep_max_us.
-  pollfd p{epoll_.get(), POLLIN, 0};
-  ppoll(&p, 1, &ts, nullptr);
+  // Socket readiness on any link, or the prefetch path's doorbell, wakes us at once; the request
+  // ring has no doorbell (a DPU cannot be interrupted by the host's stores), so it is checked
+  // again after at most idle_sleep_max_us.
+  if (!prefetch_) {
+    pollfd p{epoll_.get(), POLLIN, 0};
+    ppoll(&p, 1, &ts, nullptr);
+    return;
+  }
+  doorbell_.arm();
+  if (prefetch_->has_work()) return doorbell_.disarm(false);  // queued since our last poll
+  pollfd p[2] = {{epoll_.get(), POLLIN, 0}, {doorbell_.fd(), POLLIN, 0}};
+  ppoll(p, 2, &ts, nullptr);
+  doorbell_.disarm((p[1].revents & POLLIN) != 0);
 }
 
 void Engine::shutdown() {
