@@ -28,6 +28,8 @@ const PREFETCH_METRICS: readonly StatMetric[] = [
   { stat: 'prefetch_dropped_accesses', name: `${PREFIX}_prefetch_dropped_accesses_total`, type: 'counter', help: 'Accesses lost to a full capture → engine queue.' },
   { stat: 'prefetch_lost_writes', name: `${PREFIX}_prefetch_lost_writes_total`, type: 'counter', help: 'WRITE/DELETE accesses lost to a full queue.' },
   { stat: 'prefetch_resets', name: `${PREFIX}_prefetch_resets_total`, type: 'counter', help: 'Times every zone item was withdrawn after a client write may have been missed.' },
+  { stat: 'zone_consumed', name: `${PREFIX}_zone_consumed_total`, type: 'counter', help: 'Loading Zone items the host took (counted when the agent cleans them).' },
+  { stat: 'zone_reclaimed_unconsumed', name: `${PREFIX}_zone_reclaimed_unconsumed_total`, type: 'counter', help: 'Loading Zone items reclaimed untaken because the zone was full.' },
   { stat: 'prefetch_hints', name: `${PREFIX}_prefetch_hints_total`, type: 'counter', help: 'Issuer host: prefetch hints handed to the host.' },
   { stat: 'prefetch_hints_returned', name: `${PREFIX}_prefetch_hints_returned_total`, type: 'counter', help: 'Issuer host: PREFETCH requests the host sent back for hints.' },
   { stat: 'prefetch_hints_expired', name: `${PREFIX}_prefetch_hints_expired_total`, type: 'counter', help: 'Issuer host: hints the host did not return in time.' },

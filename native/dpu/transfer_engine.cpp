@@ -776,6 +776,8 @@ void Engine::run_host_view(HostViewOp op, std::vector<uint64_t>* hashes) {
 }
 
 void Engine::update_gauges() {
+  set(counters_.zone_consumed, load_relaxed(control_->lz_consumed));
+  set(counters_.zone_reclaimed_unconsumed, load_relaxed(control_->lz_reclaimed_unconsumed));
   uint64_t up = 0, inflight = 0, frames = 0, sent = 0, received = 0;
   for (const auto& link : links_) {
     up += link->up();

@@ -73,6 +73,9 @@ struct EngineStats {
   uint64_t mirror_kernel_drops = 0;
   uint64_t prefetch_resets = 0;            // zone withdrawn after a possibly missed client write
   uint64_t prefetch_lead_p50_ns = 0, prefetch_lead_p99_ns = 0;  // capture → item in zone (±3.2%)
+  // The Loading Zone (the segment's counters): items the host took, and items reclaimed while
+  // still untaken because the zone was full (a sign it is too small for the prefetch lead).
+  uint64_t zone_consumed = 0, zone_reclaimed_unconsumed = 0;
   // Issuer "host" (PrefetchSetup::issuer): hints handed to the host, PREFETCH requests it sent back
   // for them, hints it never returned in time, and PREFETCH requests from the host refused (not
   // an outstanding hint, or a bad key).
@@ -89,6 +92,7 @@ struct EngineStats {
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
   X(mirror_kernel_drops) X(prefetch_resets) X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns)               \
   X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
+  X(zone_consumed) X(zone_reclaimed_unconsumed)                                                            \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 
 // State of one memory server as the engine sees it.

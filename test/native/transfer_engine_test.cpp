@@ -922,6 +922,8 @@ void prefetch_scenario(const char* backend, const char* issuer = "agent") {
   CHECK_EQ(st.prefetch_reads, 4u);
   CHECK_EQ(st.prefetch_writes, 1u);
   CHECK(st.prefetch_lead_p50_ns > 0 && st.prefetch_lead_p50_ns <= st.prefetch_lead_p99_ns);
+  CHECK(eventually([&] { return engine->stats().zone_consumed == 2; }));  // user:1 and user:2, taken once each
+  CHECK_EQ(engine->stats().zone_reclaimed_unconsumed, 0u);
   if (std::string(issuer) == "host") {
     // user:1, user:404 and user:2 (after its flush) each went out as a hint and came back.
     CHECK_EQ(st.prefetch_hints, 3u);
