@@ -9,20 +9,10 @@ import Redis from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { resp } from '../dist/parsers/index.js';
-import { Rig, sleep, waitUntil } from './integration-helpers.js';
+import { Rig, kvRecord, sleep, waitUntil } from './integration-helpers.js';
 
 const rig = new Rig();
 afterEach(() => rig.teardown());
-
-/** One key/value record in the built-in format (pd3/record.h), layout from the C header. */
-function kvRecord(key: string, value: string): Buffer {
-  const k = Buffer.from(key);
-  const v = Buffer.from(value);
-  const h = Buffer.alloc(C.SIZEOF_KV_HEADER);
-  h.writeUInt32LE(k.length, C.KV_KEY_LEN);
-  h.writeUInt32LE(v.length, C.KV_VALUE_LEN);
-  return Buffer.concat([h, k, v]);
-}
 
 /** A tiny RESP key-value app over Pd3Host: a local cache, remote records, checkAndReturn on a miss.
  *  It handles each batch of requests after `delayMs`, like a busy server's queueing delay — the

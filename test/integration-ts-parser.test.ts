@@ -6,25 +6,18 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { constants as C, type Pd3Host } from '../dist/host/index.js';
+import type { Pd3Host } from '../dist/host/index.js';
 import { STORE_CONFIG, StoreClient, startStoreServer } from './fixtures/grpc/grpc-live.js';
-import { Rig, waitUntil } from './integration-helpers.js';
+import { Rig, kvRecord, waitUntil } from './integration-helpers.js';
 
 const rig = new Rig();
 afterEach(() => rig.teardown());
 
 const LINE_PARSER = fileURLToPath(new URL('./fixtures/line-parser.mjs', import.meta.url));
 
-/** Records in the built-in format (pd3/record.h), layout from the C header. */
+/** Records in the built-in format (pd3/record.h), back to back. */
 function kvPage(items: Array<[string, string]>): Buffer {
-  return Buffer.concat(
-    items.map(([key, value]) => {
-      const h = Buffer.alloc(C.SIZEOF_KV_HEADER);
-      h.writeUInt32LE(Buffer.byteLength(key), C.KV_KEY_LEN);
-      h.writeUInt32LE(Buffer.byteLength(value), C.KV_VALUE_LEN);
-      return Buffer.concat([h, Buffer.from(key), Buffer.from(value)]);
-    }),
-  );
+  return Buffer.concat(items.map(([key, value]) => kvRecord(key, value)));
 }
 
 /** A segment whose records are flushed to a fresh memory server, and an agent on it. */

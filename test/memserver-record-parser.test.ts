@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { constants as C } from '../dist/host/index.js';
 import { addon } from '../dist/host/native.js';
 import { MEMSERVER_CLI, startDaemon, type Daemon } from '../dist/bench/lib/processes.js';
+import { kvRecord } from './integration-helpers.js';
 
 const TOKEN = 'record-parser-test';
 const WAIT_MS = 10_000;
@@ -65,16 +66,6 @@ function exampleRecord(key: string, value: string): Buffer {
   out.writeUInt32LE(v.length, 3 + k.length);
   v.copy(out, 7 + k.length);
   return out;
-}
-
-/** One pd3/record.h record. */
-function kvRecord(key: string, value: string): Buffer {
-  const k = Buffer.from(key);
-  const v = Buffer.from(value);
-  const h = Buffer.alloc(C.SIZEOF_KV_HEADER);
-  h.writeUInt32LE(k.length, C.KV_KEY_LEN);
-  h.writeUInt32LE(v.length, C.KV_VALUE_LEN);
-  return Buffer.concat([h, k, v]);
 }
 
 /** A request record and how to read its response record. */

@@ -2,6 +2,7 @@
 #include "cli_values.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "pd3/host.h"
@@ -75,6 +76,29 @@ bool valid_segment_name(const std::string& s) {
     if (!ok) return false;
   }
   return true;
+}
+
+std::map<std::string, std::string> gather_flags(int argc, char** argv, const std::set<std::string>& switches,
+                                                const std::set<std::string>& flags, const char* usage, UsageError fail) {
+  std::map<std::string, std::string> given;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (switches.count(flag) == 0 && flags.count(flag) == 0) {
+      fail(flag.rfind("--", 0) == 0 ? "unknown flag " + flag : "unexpected argument \"" + flag + "\"");
+    }
+    if (given.count(flag) != 0) fail(flag + ": given twice");
+    if (switches.count(flag) != 0) {
+      given[flag] = "";
+      continue;
+    }
+    if (i + 1 >= argc) fail(flag + ": needs a value");
+    given[flag] = argv[++i];
+  }
+  return given;
 }
 
 }  // namespace pd3::hashmap

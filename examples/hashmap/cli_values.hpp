@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 namespace pd3::hashmap {
@@ -19,5 +21,13 @@ bool parse_endpoint(const std::string& s, bool allow_zero, std::string* host, ui
 bool parse_endpoint_list(const std::string& s);
 // 1..200 characters of [A-Za-z0-9._-] (PD3_NAME_MAX).
 bool valid_segment_name(const std::string& s);
+
+// Reports a bad command line and exits (never returns).
+using UsageError = void (*)(const std::string& what);
+
+// The command line as flag → value ("" for a switch). --help prints `usage` and exits 0; an
+// unknown flag, a flag given twice or a flag without its value goes to `fail`.
+std::map<std::string, std::string> gather_flags(int argc, char** argv, const std::set<std::string>& switches,
+                                                const std::set<std::string>& flags, const char* usage, UsageError fail);
 
 }  // namespace pd3::hashmap

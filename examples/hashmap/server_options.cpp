@@ -82,24 +82,7 @@ const char* mode_name(Mode m) {
 }
 
 ServerOptions parse_server_options(int argc, char** argv) {
-  std::map<std::string, std::string> given;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (kSwitches.count(flag) == 0 && kFlags.count(flag) == 0) {
-      usage_error(flag.rfind("--", 0) == 0 ? "unknown flag " + flag : "unexpected argument \"" + flag + "\"");
-    }
-    if (given.count(flag) != 0) usage_error(flag + ": given twice");
-    if (kSwitches.count(flag) != 0) {
-      given[flag] = "";
-      continue;
-    }
-    if (i + 1 >= argc) usage_error(flag + ": needs a value");
-    given[flag] = argv[++i];
-  }
+  std::map<std::string, std::string> given = gather_flags(argc, argv, kSwitches, kFlags, kUsage, usage_error);
   const auto has = [&](const char* f) { return given.count(f) != 0; };
 
   ServerOptions o;

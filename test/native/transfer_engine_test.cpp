@@ -850,31 +850,44 @@ std::string zone_item(pd3_host* h, const std::string& key) {
 
 namespace {
 
-// Client GETs seen by the mirror backend become Loading Zone items the host takes; a client SET
-// makes the host the holder (no prefetch); a host flush makes the next prefetch carry the new value.
-void prefetch_scenario(const char* backend, const char* issuer = "agent") {
-  // A real memory server (store + transport) in this process.
+// A real memory server (store + transport) in this process; null if it could not start.
+std::unique_ptr<pd3::TcpServer> real_memserver(uint16_t server_id) {
   pd3::MemStoreOptions so;
-  so.server_id = 2;
+  so.server_id = server_id;
   so.capacity = 64ull << 20;
   std::unique_ptr<pd3::MemStore> store;
-  REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
+  if (pd3::MemStore::open(so, &store) != PD3_OK) return nullptr;
   pd3::TcpServerOptions to;
   to.token = kToken;
   std::unique_ptr<pd3::TcpServer> server;
-  REQUIRE(pd3::TcpServer::start(to, std::move(store), &server) == PD3_OK);
-  pd3test::DiscardApp app;
-  ScopedHost host("eng-prefetch");
-  REQUIRE(host.rc == PD3_OK);
+  if (pd3::TcpServer::start(to, std::move(store), &server) != PD3_OK) return nullptr;
+  return server;
+}
+
+// An engine on `segment` with one memory server, prefetching with the RESP parser on `backend`.
+pd3::EngineOptions resp_prefetch_options(const std::string& segment, uint16_t server_port, uint16_t app_port,
+                                         const char* backend) {
   pd3::EngineOptions o;
-  o.segment = host.name;
-  o.servers.push_back({"127.0.0.1", server->port()});
+  o.segment = segment;
+  o.servers.push_back({"127.0.0.1", server_port});
   o.token = kToken;
   o.host_view_options.capacity = 1u << 16;
   o.prefetch.parser = "resp";
   o.prefetch.backend = backend;
-  o.prefetch.app = {"127.0.0.1", app.port};
+  o.prefetch.app = {"127.0.0.1", app_port};
   o.prefetch.listen = {"127.0.0.1", 0};
+  return o;
+}
+
+// Client GETs seen by the mirror backend become Loading Zone items the host takes; a client SET
+// makes the host the holder (no prefetch); a host flush makes the next prefetch carry the new value.
+void prefetch_scenario(const char* backend, const char* issuer = "agent") {
+  std::unique_ptr<pd3::TcpServer> server = real_memserver(2);
+  REQUIRE(server);
+  pd3test::DiscardApp app;
+  ScopedHost host("eng-prefetch");
+  REQUIRE(host.rc == PD3_OK);
+  pd3::EngineOptions o = resp_prefetch_options(host.name, server->port(), app.port, backend);
   o.prefetch.issuer = issuer;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
@@ -946,27 +959,12 @@ TEST(engine_prefetch_issued_by_the_host_after_a_hint) { prefetch_scenario("tee",
 // timeout (and the key can be prefetched again); a PREFETCH request that answers no hint is refused
 // without a reply; so is a returned hint whose key was changed.
 TEST(engine_prefetch_hints_expire_and_bogus_host_prefetches_are_refused) {
-  pd3::MemStoreOptions so;
-  so.server_id = 1;
-  so.capacity = 16ull << 20;
-  std::unique_ptr<pd3::MemStore> store;
-  REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
-  pd3::TcpServerOptions to;
-  to.token = kToken;
-  std::unique_ptr<pd3::TcpServer> server;
-  REQUIRE(pd3::TcpServer::start(to, std::move(store), &server) == PD3_OK);
+  std::unique_ptr<pd3::TcpServer> server = real_memserver(1);
+  REQUIRE(server);
   pd3test::DiscardApp app;
   ScopedHost host("eng-hints");
   REQUIRE(host.rc == PD3_OK);
-  pd3::EngineOptions o;
-  o.segment = host.name;
-  o.servers.push_back({"127.0.0.1", server->port()});
-  o.token = kToken;
-  o.host_view_options.capacity = 1u << 12;
-  o.prefetch.parser = "resp";
-  o.prefetch.backend = "tee";
-  o.prefetch.app = {"127.0.0.1", app.port};
-  o.prefetch.listen = {"127.0.0.1", 0};
+  pd3::EngineOptions o = resp_prefetch_options(host.name, server->port(), app.port, "tee");
   o.prefetch.issuer = "host";
   o.prefetch.hint_timeout_ms = 50;
   std::unique_ptr<pd3::TransferEngine> engine;
