@@ -78,6 +78,13 @@ bool valid_segment_name(const std::string& s) {
   return true;
 }
 
+uint64_t whole_in_range(const std::string& flag, const std::string& v, uint64_t lo, uint64_t hi, UsageError fail) {
+  uint64_t n;
+  if (!parse_whole(v, &n)) fail(flag + ": must be a whole number, got \"" + v + "\"");
+  if (n < lo || n > hi) fail(flag + ": must be from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v);
+  return n;
+}
+
 std::map<std::string, std::string> gather_flags(int argc, char** argv, const std::set<std::string>& switches,
                                                 const std::set<std::string>& flags, const char* usage, UsageError fail) {
   std::map<std::string, std::string> given;

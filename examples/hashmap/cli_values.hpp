@@ -25,6 +25,9 @@ bool valid_segment_name(const std::string& s);
 // Reports a bad command line and exits (never returns).
 using UsageError = void (*)(const std::string& what);
 
+// `flag`'s value `v` as a whole number in [lo, hi]; anything else goes to `fail`.
+uint64_t whole_in_range(const std::string& flag, const std::string& v, uint64_t lo, uint64_t hi, UsageError fail);
+
 // The command line as flag → value ("" for a switch). --help prints `usage` and exits 0; an
 // unknown flag, a flag given twice or a flag without its value goes to `fail`.
 std::map<std::string, std::string> gather_flags(int argc, char** argv, const std::set<std::string>& switches,

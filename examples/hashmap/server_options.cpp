@@ -64,12 +64,7 @@ const std::set<std::string> kFlags = {
 };
 
 uint64_t whole(const std::string& flag, const std::string& v, uint64_t lo, uint64_t hi) {
-  uint64_t n;
-  if (!parse_whole(v, &n)) usage_error(flag + ": must be a whole number, got \"" + v + "\"");
-  if (n < lo || n > hi) {
-    usage_error(flag + ": must be from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v);
-  }
-  return n;
+  return whole_in_range(flag, v, lo, hi, usage_error);
 }
 
 }  // namespace

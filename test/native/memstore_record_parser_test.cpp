@@ -40,19 +40,7 @@ using Bytes = std::vector<uint8_t>;
 
 constexpr uint16_t kServer = 3;
 
-// The directory holding the test plug-ins: that of $PD3_EXAMPLE_PARSER, else the test binary's.
-std::string plugin_dir() {
-  std::string path;
-  if (const char* env = std::getenv("PD3_EXAMPLE_PARSER")) {
-    path = env;
-  } else {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    path.assign(exe, n > 0 ? size_t(n) : 0);
-  }
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
+using pd3test::plugin_dir;
 
 // Loads the test plug-in lib<name>.so, failing the case with how to build it when it is missing.
 pd3::ParserHandle load_plugin(const char* name) {

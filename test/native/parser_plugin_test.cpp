@@ -22,20 +22,7 @@ namespace {
 using pd3fuzz::ParsedAccess;
 constexpr uint32_t R = PD3_ACCESS_READ, W = PD3_ACCESS_WRITE, D = PD3_ACCESS_DELETE;
 
-// The directory holding the example plug-in and its broken builds: that of $PD3_EXAMPLE_PARSER,
-// else the test binary's own (CMake builds them next to it).
-std::string plugin_dir() {
-  std::string path;
-  if (const char* env = std::getenv("PD3_EXAMPLE_PARSER")) {
-    path = env;
-  } else {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    path.assign(exe, n > 0 ? size_t(n) : 0);
-  }
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
+using pd3test::plugin_dir;
 
 // Path of the example plug-in built with `suffix` ("" for the working one).
 std::string plugin(const char* suffix) { return plugin_dir() + "/libpd3_example_parser" + suffix + ".so"; }

@@ -94,4 +94,19 @@ struct ScopedHost {
   pd3_control* control() const { return const_cast<pd3_control*>(pd3_host_control(h)); }
 };
 
+// The directory holding the test parser plug-ins: that of $PD3_EXAMPLE_PARSER, else the test
+// binary's own (CMake builds them next to it).
+inline std::string plugin_dir() {
+  std::string path;
+  if (const char* env = std::getenv("PD3_EXAMPLE_PARSER")) {
+    path = env;
+  } else {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    path.assign(exe, n > 0 ? size_t(n) : 0);
+  }
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
 }  // namespace pd3test
