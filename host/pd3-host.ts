@@ -84,6 +84,7 @@ export class Pd3Host {
   private nextTag = 1;
   private pumpScheduled = false;
   private lastProgress = 0n;
+  private pumpTimer: NodeJS.Timeout | null = null;  // the pump's slow timer, while it waits on one
 
   private constructor(name: string, native: NativeHostHandle, impl: CheckAndReturnImpl) {
     this.name = name;
@@ -258,19 +259,27 @@ export class Pd3Host {
   }
 
   private schedulePump(): void {
+    // New work: poll eagerly again. A pump that had fallen back to the slow timer is brought
+    // forward, or the new request would wait for that timer (up to a millisecond).
+    this.lastProgress = process.hrtime.bigint();
+    if (this.pumpTimer !== null) {
+      clearTimeout(this.pumpTimer);
+      this.pumpTimer = null;
+      this.pumpScheduled = false;
+    }
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
     const tick = (): void => {
       this.pumpScheduled = false;
+      this.pumpTimer = null;
       if (this.native === null) return;
       const now = process.hrtime.bigint();
       if (this.poll() > 0) this.lastProgress = now;
       if (this.pending.size === 0) return;
       this.pumpScheduled = true;
       if (now - this.lastProgress < SPIN_NS) setImmediate(tick);
-      else setTimeout(tick, 1);
+      else this.pumpTimer = setTimeout(tick, 1);
     };
-    this.lastProgress = process.hrtime.bigint();
     setImmediate(tick);
   }
 }

@@ -291,7 +291,10 @@ void Engine::run() {
     }
     bool worked = service_sockets(now);
     worked |= service_timers(now);
-    worked |= take_requests(now);
+    // Requests wait in the ring until every server was tried once: an ALLOCATE taken while the
+    // first connections are still being made would find no server up and fail for nothing.
+    // relaxed: only this thread stores it.
+    if (first_round_done_.load(std::memory_order_relaxed)) worked |= take_requests(now);
     if (prefetch_) {
       if (via_host_) expire_hints(now);
       worked |= prefetch_->poll(now);

@@ -1,0 +1,295 @@
+// e2e-apps.ts — how the end-to-end benchmark runs each example data system in each mode: start a
+// fresh memory server, the app (and for the pd3 modes an agent with the app's parser), load the
+// data through the app, drive it with the app's own client, and read its miss counters.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../../examples/page-server/index.js';
+import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
+import { loadRecords, runYcsb } from './resp-ycsb.js';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = join(dist, '..');
+const KV_CLI = join(dist, 'examples', 'pd3-kv', 'cli.js');
+const PAGE_CLI = join(dist, 'examples', 'page-server', 'cli.js');
+const HASHMAP = join(root, 'build', 'pd3_hashmap');
+const HASHMAP_CLIENT = join(root, 'build', 'pd3_hashmap_client');
+
+export const MODES = ['local', 'sync', 'async', 'leap', 'pd3-noprefetch', 'pd3'] as const;
+export type Mode = (typeof MODES)[number];
+export type AppName = 'pd3-kv' | 'hashmap' | 'page-server';
+
+/** One app in one mode: what the client saw and what the app counted. */
+export interface ModeResult {
+  app: AppName;
+  mode: Mode;
+  kops: number;
+  p50Us: number;
+  p99Us: number;
+  /** Local misses served by checkAndReturn ÷ all local misses (null: no misses counted). */
+  hitRate: number | null;
+  /** CPU cores the app process used during the measured window. */
+  hostCores: number;
+  errors: number;
+}
+
+/** Sizes and timing of one run. */
+export interface RunSpec {
+  records: number;
+  /** Local cache as a percentage of the data (the paper: 1%). */
+  cachePercent: number;
+  /** Loading Zone bytes (pd3 modes), a power of two. */
+  zoneBytes: number;
+  warmupMs: number;
+  durationMs: number;
+  mirror: 'afpacket' | 'tee';
+  /** Extra pd3-agent flags. */
+  agentArgs: string[];
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);  // utime, stime (fields 14 and 15)
+  return ticks / 100;  // USER_HZ is 100 on Linux
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Starts an agent once the segment exists (apps create it as they start). */
+async function agentFor(segment: string, memserver: number, token: string, parser: string[], appPort: number, spec: RunSpec): Promise<Daemon> {
+  // No parser (pd3-noprefetch): no mirror either.
+  const args = parser.length === 0 ? [...spec.agentArgs] : [...parser, '--app', `127.0.0.1:${appPort}`,
+    '--mirror', spec.mirror, ...(spec.mirror === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : []), ...spec.agentArgs];
+  for (let attempt = 0; ; ++attempt) {
+    try {
+      return await startAgent(segment, [memserver], token, args);
+    } catch (e) {
+      if (attempt > 50 || !/NOENT|no such|not found/i.test((e as Error).message)) throw e;
+      await sleep(100);
+    }
+  }
+}
+
+/** Everything one run started, stopped in reverse order. */
+class Stack {
+  private readonly undo: Array<() => Promise<unknown>> = [];
+  push(f: () => Promise<unknown>): void {
+    this.undo.push(f);
+  }
+  async close(): Promise<void> {
+    while (this.undo.length > 0) await this.undo.pop()!().catch(() => undefined);
+  }
+}
+
+function remoteFlags(mode: Mode, memserverPort: number, segment: string): string[] {
+  if (mode === 'local') return [];
+  if (mode === 'pd3' || mode === 'pd3-noprefetch') return ['--segment', segment];
+  return ['--memservers', `127.0.0.1:${memserverPort}`];
+}
+
+function rate(zoneHits: number, misses: number): number | null {
+  return misses > 0 ? zoneHits / misses : null;
+}
+
+// ---- pd3-kv: RESP, YCSB over ioredis ---------------------------------------------------------
+
+async function kvInfo(port: number): Promise<Record<string, number>> {
+  const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+  await c.connect();
+  const text = await c.info('pd3kv');
+  c.disconnect();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\r\n')) {
+    const [k, v] = line.split(':');
+    if (k && v !== undefined && /^-?\d+(\.\d+)?$/.test(v)) out[k] = Number(v);
+  }
+  return out;
+}
+
+export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) => void): Promise<ModeResult> {
+  const token = randomBytes(16).toString('hex');
+  const stack = new Stack();
+  try {
+    const ms = await startMemserver({ token, capacity: '2G' });
+    stack.push(() => ms.stop());
+    const segment = `pd3-e2e-kv-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const valueSize = 100;
+    const dataBytes = spec.records * (8 + 16 + valueSize);
+    const kv = await startDaemon(KV_CLI, ['--listen', '127.0.0.1:0', '--mode', mode, '--page-size', '4K',
+      '--memory-budget', String(Math.max(16384, Math.floor((dataBytes * spec.cachePercent) / 100 / 4096) * 4096)),
+      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token);
+    stack.push(() => kv.stop());
+    const kvPort = Number(kv.ready.port);
+    let port = kvPort;
+    if (mode === 'pd3' || mode === 'pd3-noprefetch') {
+      const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'resp'] : [], kvPort, spec);
+      stack.push(() => agent.stop());
+      if (mode === 'pd3' && spec.mirror === 'tee') port = Number(agent.ready.teePort);
+    }
+    onStep('load');
+    await loadRecords({ port, recordCount: spec.records, valueSize });
+    onStep('run');
+    const before = await kvInfo(kvPort);
+    const cpu0 = cpuSeconds(kv.child.pid!);
+    const t0 = Date.now();
+    const r = await runYcsb({ port, workload: 'B', distribution: 'uniform', recordCount: spec.records, valueSize,
+      connections: 4, depth: 8, warmupMs: spec.warmupMs, durationMs: spec.durationMs, seed: 7 });
+    const cores = (cpuSeconds(kv.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const after = await kvInfo(kvPort);
+    const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
+    const misses = d('zone_hits') + d('leap_hits') + d('remote_reads');
+    return { app: 'pd3-kv', mode, kops: r.kops, p50Us: r.p50Us, p99Us: r.p99Us, hitRate: rate(d('zone_hits'), misses),
+      hostCores: cores, errors: r.errors };
+  } finally {
+    await stack.close();
+  }
+}
+
+// ---- hash map: binary protocol, native client ---------------------------------------------------
+
+/** Spawns the hash map; resolves when its stdout ready line arrives; `onListening` runs first. */
+function startHashmap(args: string[], token: string, onListening: () => Promise<void>): Promise<{ child: ChildProcess; port: number; stats(): Promise<Record<string, number>> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(HASHMAP, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PD3_TOKEN: token } });
+    const waiting: Array<(s: Record<string, number>) => void> = [];
+    let errText = '';
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      errText += `${line}\n`;
+      if (line.includes('"listening"')) onListening().catch(reject);
+    });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = JSON.parse(line) as Record<string, unknown>;
+      if (m.event === 'ready') {
+        resolve({
+          child, port: Number(m.port),
+          stats: () => new Promise((r) => {
+            waiting.push(r);
+            child.stdin!.write('stats\n');
+          }),
+        });
+      } else if (m.event === 'stats') {
+        waiting.shift()?.(m as Record<string, number>);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`pd3_hashmap exited with ${code}: ${errText.slice(-500)}`)));
+  });
+}
+
+function runHashmapClient(args: string[]): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(HASHMAP_CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0 || last === '') reject(new Error(`pd3_hashmap_client exited with ${code}: ${err.slice(-500)}`));
+      else resolve(JSON.parse(last) as Record<string, number>);
+    });
+  });
+}
+
+export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: string) => void): Promise<ModeResult> {
+  const token = randomBytes(16).toString('hex');
+  const stack = new Stack();
+  try {
+    const ms = await startMemserver({ token, capacity: '2G' });
+    stack.push(() => ms.stop());
+    const segment = `pd3-e2e-hm-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const port = await freePort();
+    let clientPort = port;
+    onStep('load');
+    const hm = await startHashmap(['--mode', mode, '--listen', `127.0.0.1:${port}`, '--records', String(spec.records),
+      ...(mode === 'local' ? [] : ['--cache-percent', String(spec.cachePercent)]), '--threads', '2',
+      ...remoteFlags(mode, ms.port, segment)], token, async () => {
+      if (mode !== 'pd3' && mode !== 'pd3-noprefetch') return;
+      const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'binary'] : [], port, spec);
+      stack.push(() => agent.stop());
+      if (mode === 'pd3' && spec.mirror === 'tee') clientPort = Number(agent.ready.teePort);
+    });
+    stack.push(async () => {
+      hm.child.kill('SIGTERM');
+      await new Promise((r) => hm.child.once('exit', r));
+    });
+    onStep('run');
+    const before = await hm.stats();
+    const cpu0 = cpuSeconds(hm.child.pid!);
+    const t0 = Date.now();
+    const secs = (spec.warmupMs + spec.durationMs) / 1000;
+    const r = await runHashmapClient(['--connect', `127.0.0.1:${clientPort}`, '--records', String(spec.records),
+      '--workload', 'B', '--distribution', 'uniform', '--seconds', secs.toFixed(1), '--connections', '4', '--depth', '8']);
+    const cores = (cpuSeconds(hm.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const after = await hm.stats();
+    const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
+    return { app: 'hashmap', mode, kops: (r.entries_per_sec ?? 0) / 1000, p50Us: r.p50_us ?? 0, p99Us: r.p99_us ?? 0,
+      hitRate: rate(d('zone_hits'), d('misses')), hostCores: cores, errors: (r.errors ?? 0) + (r.mismatches ?? 0) };
+  } finally {
+    await stack.close();
+  }
+}
+
+// ---- page server: 4 KiB pages over gRPC -----------------------------------------------------------
+
+export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: string) => void): Promise<ModeResult> {
+  const token = randomBytes(16).toString('hex');
+  const stack = new Stack();
+  const pages = Math.max(100, Math.floor(spec.records / 40));  // 4 KiB pages: ~the kv data size
+  try {
+    const ms = await startMemserver({ token, capacity: '2G' });
+    stack.push(() => ms.stop());
+    const segment = `pd3-e2e-ps-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const port = await freePort();
+    onStep('load');
+    const serverReady = startDaemon(PAGE_CLI, ['--mode', mode, '--listen', `127.0.0.1:${port}`, '--pages', String(pages),
+      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 120000);
+    let target = `127.0.0.1:${port}`;
+    if (mode === 'pd3' || mode === 'pd3-noprefetch') {
+      const agent = await agentFor(segment, ms.port, token,
+        mode === 'pd3' ? ['--prefetch-parser', 'grpc', '--prefetch-parser-config', PAGES_PARSER_CONFIG] : [], port, spec);
+      stack.push(() => agent.stop());
+      if (mode === 'pd3' && spec.mirror === 'tee') target = `127.0.0.1:${Number(agent.ready.teePort)}`;
+    }
+    const ps = await serverReady;
+    stack.push(() => ps.stop());
+    onStep('run');
+    const stats = new PagesClient(target);
+    const before = await stats.stats();
+    const cpu0 = cpuSeconds(ps.child.pid!);
+    const t0 = Date.now();
+    await runLoad({ target, pages, callers: 16, durationMs: spec.warmupMs, ops: 1e9, workload: 'B', distribution: 'uniform', seed: 1 });
+    const r = await runLoad({ target, pages, callers: 16, durationMs: spec.durationMs, ops: 1e9, workload: 'B', distribution: 'uniform', seed: 2 });
+    const cores = (cpuSeconds(ps.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const after = await stats.stats();
+    stats.close();
+    // The Stats RPC's field names: the .proto's snake_case, or camelCase as protobufjs may give them.
+    const camel = (k: string): string => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    const field = (o: Record<string, number | string>, k: string): number => Number(o[k] ?? o[camel(k)] ?? 0);
+    const d = (k: string): number => field(after, k) - field(before, k);
+    const misses = d('zone_hits') + d('remote_reads') + d('coalesced_misses');
+    return { app: 'page-server', mode, kops: r.throughput / 1000, p50Us: r.p50Us, p99Us: r.p99Us,
+      hitRate: rate(d('zone_hits'), misses), hostCores: cores, errors: r.errors };
+  } finally {
+    await stack.close();
+  }
+}
+
+export const RUNNERS: Record<AppName, (mode: Mode, spec: RunSpec, onStep: (what: string) => void) => Promise<ModeResult>> = {
+  'pd3-kv': runKv,
+  hashmap: runHashmap,
+  'page-server': runPageServer,
+};
