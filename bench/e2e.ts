@@ -3,7 +3,7 @@
 // every mode — local, sync, async, leap, pd3-noprefetch, pd3 — under YCSB-B with uniform keys from
 // its own real client, with a local cache of 1% of the data; then sweeps of the local cache size and
 // the Loading Zone size (Fig. 21, 23) for pd3-kv. Writes a table, the results as JSON and SVG charts
-// to results/e2e/; the last line is the pd3-kv figures as one JSON object.
+// to results/e2e/ (results/e2e-quick/ with --quick); the last line is the pd3-kv figures as one JSON object.
 //
 // Options: --quick (pd3-kv only, small, within 60 s), --apps pd3-kv,hashmap,page-server,
 // --mirror afpacket|tee, --no-sweeps, --agent-args "FLAGS" (extra pd3-agent flags).
@@ -23,7 +23,8 @@ const quick = argv.includes('--quick');
 const apps = (flag('--apps') ?? (quick ? 'pd3-kv' : 'pd3-kv,hashmap,page-server')).split(',') as AppName[];
 for (const a of apps) if (!(a in RUNNERS)) throw new Error(`--apps: unknown app ${a} (pd3-kv, hashmap, page-server)`);
 const sweeps = !quick && !argv.includes('--no-sweeps');
-const outDir = join(root, 'results', 'e2e');
+const outName = quick ? 'e2e-quick' : 'e2e';  // a quick run never overwrites a full run's results
+const outDir = join(root, 'results', outName);
 
 // The agent polls its rings instead of backing off into 1 ms sleeps: on a DPU the agent's cores are
 // its own, and here a sleeping agent would add up to 1 ms to every host request (docs/benchmarks.md).
@@ -68,7 +69,7 @@ for (const app of apps) for (const mode of MODES) results.push(await run(app, mo
 const cacheSweep: Array<{ percent: number; mode: Mode; r: ModeResult }> = [];
 const zoneSweep: Array<{ bytes: number; r: ModeResult }> = [];
 if (sweeps) {
-  for (const percent of [0.25, 1, 4, 16]) {
+  for (const percent of [0.25, 1, 4, 16, 100]) {
     for (const mode of ['sync', 'pd3'] as const) {
       cacheSweep.push({ percent, mode, r: await run('pd3-kv', mode, { ...base, cachePercent: percent }, ` cache ${percent}%`) });
     }
@@ -91,7 +92,7 @@ console.log(`\n${table}\n`);
 const charts: string[] = [];
 const chart = (name: string, svg: string): void => {
   writeFileSync(join(outDir, name), svg);
-  charts.push(join('results', 'e2e', name));
+  charts.push(join('results', outName, name));
 };
 const byApp = (metric: (r: ModeResult) => number) => apps.map((app) => ({
   name: app, values: MODES.map((m) => { const r = results.find((x) => x.app === app && x.mode === m); return r ? metric(r) : null; }),
@@ -107,7 +108,7 @@ if (sweeps) {
 }
 writeFileSync(join(outDir, 'results.json'), JSON.stringify({ spec: base, results, cacheSweep, zoneSweep }, null, 2));
 writeFileSync(join(outDir, 'table.md'), `${table}\n`);
-console.log(`charts: ${charts.join(', ')}; table and raw results in results/e2e/ (${elapsed()})`);
+console.log(`charts: ${charts.join(', ')}; table and raw results in results/${outName}/ (${elapsed()})`);
 
 const kv = (mode: Mode): ModeResult | undefined => results.find((r) => r.app === 'pd3-kv' && r.mode === mode);
 const num = (v: number | undefined | null, digits = 1): number | null => (v === undefined || v === null ? null : Number(v.toFixed(digits)));

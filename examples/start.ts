@@ -1,100 +1,105 @@
-// start.ts — `npm start`: the demo of what PD3 runs today. It starts a real pd3-memserver and a
-// real pd3-agent on loopback, drives remote memory through them from this host process, kills
-// the agent to show the fallback, and stops everything it started (also on Ctrl-C).
-import { randomBytes } from 'node:crypto';
-import { startAgent, startMemserver, type Daemon } from '../bench/lib/processes.js';
-import { Pd3Error, Pd3Host } from '../host/index.js';
+// start.ts — `npm start`: PD3 on a fresh machine, nothing to configure. On loopback it runs the
+// pd3-kv RESP store three ways — everything local, synchronous remote reads, and full PD3 (a real
+// pd3-memserver, a real pd3-agent prefetching from its packet mirror or tee proxy) — each time
+// loading a dataset 100× its local cache and driving it with ioredis under YCSB-B, then prints them
+// side by side and writes a chart. Everything it starts is stopped, also on Ctrl-C.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runKv, type Mode, type ModeResult, type RunSpec } from '../bench/lib/e2e-apps.js';
+import { stopAllDaemons } from '../bench/lib/processes.js';
+import { barChart } from '../bench/lib/svg-chart.js';
 
-const name = `pd3-demo-${process.pid}`;
-const token = randomBytes(16).toString('hex');
-const line = (s = ''): void => console.log(s);
-const daemons: Daemon[] = [];
-let host: Pd3Host | null = null;
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MODES: Array<{ mode: Mode; what: string }> = [
+  { mode: 'local', what: 'all data in local memory (the upper bound)' },
+  { mode: 'sync', what: '1% cached locally; a miss waits on a remote read' },
+  { mode: 'pd3', what: '1% cached locally; the agent prefetches misses into the Loading Zone' },
+];
 
-async function stopAll(): Promise<void> {
-  host?.close();
-  host = null;
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+const spec: RunSpec = {
+  records: 50_000,
+  cachePercent: 1,
+  zoneBytes: 16 << 20,
+  warmupMs: 1000,
+  durationMs: 3000,
+  mirror: 'afpacket',
+  agentArgs: [],
+};
+
+let stopping = false;
+const interrupt = (): void => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write('\ninterrupted: stopping everything this demo started…\n');
+  void stopAllDaemons().then(() => process.exit(130));
+};
+process.once('SIGINT', interrupt);
+process.once('SIGTERM', interrupt);
+
+function bar(fraction: number): string {
+  const width = 24;
+  const full = Math.round(Math.max(0, Math.min(1, fraction)) * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}]`;
 }
-process.once('SIGINT', () => {
-  void stopAll().then(() => process.exit(130));
-});
+
+async function runMode(mode: Mode): Promise<ModeResult> {
+  let phase = 'start';
+  const show = (text: string): void => {
+    if (process.stdout.isTTY) process.stdout.write(`\r  ${mode.padEnd(6)} ${text.padEnd(60)}`);
+  };
+  show('starting memory server, agent and pd3-kv…');
+  try {
+    const r = await runKv(mode, spec, (step) => { phase = step; }, (p, f) => show(`${p === 'load' ? 'loading' : 'running'} ${bar(f)}`));
+    if (process.stdout.isTTY) process.stdout.write(`\r${' '.repeat(70)}\r`);
+    console.log(`  ${mode.padEnd(6)} ${r.kops.toFixed(1)} k requests/s, p99 ${r.p99Us.toFixed(0)} µs` +
+      `${mode === 'pd3' && r.hitRate !== null ? `, ${(100 * r.hitRate).toFixed(1)}% of misses served from the Loading Zone` : ''}`);
+    return r;
+  } catch (e) {
+    const refused = /CAP_NET_RAW|EPERM|not permitted|permission/i.test((e as Error).message);
+    if (mode === 'pd3' && spec.mirror === 'afpacket' && phase === 'start' && refused) {
+      if (process.stdout.isTTY) process.stdout.write('\r');
+      console.log('  raw packet capture is not allowed here (no CAP_NET_RAW): the agent watches requests through its tee proxy instead');
+      spec.mirror = 'tee';
+      return runMode(mode);
+    }
+    throw e;
+  }
+}
 
 async function main(): Promise<void> {
-  line('PD3 demo — host library → shared segment → pd3-agent → TCP → pd3-memserver');
-  line('');
-  const server = await startMemserver({ token, capacity: '256M' });
-  daemons.push(server);
-  line(`pd3-memserver listening on 127.0.0.1:${server.port} (server id 0, 256 MiB)`);
-  host = Pd3Host.create({
-    name,
-    agentTimeoutMs: 300,
-    fallback: 'direct', // when the agent is gone, go to the memory server directly
-    directServers: [`127.0.0.1:${server.port}`],
-    directToken: token,
-  });
-  const agent = await startAgent(name, [server.port], token);
-  daemons.push(agent);
-  line(`pd3-agent attached to /dev/shm/${name} (pid ${agent.child.pid})`);
-  while (!host.agentAlive()) await new Promise((r) => setTimeout(r, 5));
-
-  // 1. Remote memory through the agent: writes in flight 100 at a time, then sequential reads.
-  const { region, capacity } = await retryUnavailable(() => host!.allocate(1 << 20));
-  const N = 20_000;
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < N; i += 100) {
-    const batch: Array<Promise<unknown>> = [];
-    for (let j = i; j < i + 100; ++j) batch.push(host.write(region, (j * 32) % capacity, Buffer.alloc(32, j & 0xff)));
-    await Promise.all(batch);
+  console.log('PD3 demo: pd3-kv (a RESP key-value store) on disaggregated memory, on loopback\n');
+  console.log(`${spec.records.toLocaleString('en')} records of 100 B, local cache ${spec.cachePercent}% of the data, ` +
+    'YCSB-B (95% GET, 5% SET, uniform keys) from 4 ioredis connections × 8 outstanding requests\n');
+  for (const m of MODES) console.log(`  ${m.mode.padEnd(6)} ${m.what}`);
+  console.log('');
+  const results: ModeResult[] = [];
+  for (const m of MODES) {
+    if (stopping) return;
+    results.push(await runMode(m.mode));
   }
-  const t1 = process.hrtime.bigint();
-  let ok = 0;
-  for (let i = 0; i < 1000; ++i) if ((await host.read(region, i * 32, 32))[0] === (i & 0xff)) ok++;
-  const t2 = process.hrtime.bigint();
-  line(`through the agent: ${N} writes of 32 B in ${(Number(t1 - t0) / 1e6).toFixed(1)} ms (100 in flight); ` +
-       `1000 sequential reads, ${ok} correct, ${(Number(t2 - t1) / 1e6).toFixed(1)} µs each`);
-  const s = host.stats();
-  line(`  agent batches ${s.agent_batches}, ${(s.agent_requests / Math.max(1, s.agent_batches)).toFixed(1)} requests per batch`);
-
-  // 2. Errors reach the caller with a status.
-  try {
-    await host.read(region, capacity - 8, 64);
-  } catch (e) {
-    line(`a read past the region's end: ${(e as Pd3Error).code}`);
+  const local = results.find((r) => r.mode === 'local')!;
+  console.log('\n| mode   | k requests/s | vs local | p50 µs | p99 µs | misses from the Loading Zone |');
+  console.log('|--------|--------------|----------|--------|--------|------------------------------|');
+  for (const r of results) {
+    console.log(`| ${r.mode.padEnd(6)} | ${r.kops.toFixed(1).padStart(12)} | ${(r.kops / local.kops).toFixed(2).padStart(8)} | ` +
+      `${r.p50Us.toFixed(0).padStart(6)} | ${r.p99Us.toFixed(0).padStart(6)} | ` +
+      `${(r.mode !== 'pd3' || r.hitRate === null ? '—' : `${(100 * r.hitRate).toFixed(1)}%`).padStart(28)} |`);
   }
-
-  // 3. The agent dies: requests fall back to the memory server directly (configured above).
-  await agent.kill();
-  daemons.splice(daemons.indexOf(agent), 1);
-  line(`pd3-agent killed (SIGKILL); waiting for its heartbeat to go stale...`);
-  while (host.agentAlive()) await new Promise((r) => setTimeout(r, 20));
-  const t3 = process.hrtime.bigint();
-  let direct = 0;
-  for (let i = 0; i < 1000; ++i) if ((await host.read(region, i * 32, 32))[0] === (i & 0xff)) direct++;
-  const t4 = process.hrtime.bigint();
-  line(`direct fallback: 1000 sequential reads, ${direct} correct, ${(Number(t4 - t3) / 1e6).toFixed(1)} µs each ` +
-       `(the host now pays for the transport itself)`);
-  line('');
-  line('Measure the two paths side by side: npm run bench -- transfer (docs/benchmarks.md).');
-  line('Not in this demo yet (README.md, "Status"): the packet mirror, parsers and prefetcher exist as tested');
-  line('units but do not yet drive prefetching into the Loading Zone (issue 5); the example data systems and');
-  line('the end-to-end comparison come with issue 6.');
+  const dir = join(root, 'results', 'demo');
+  mkdirSync(dir, { recursive: true });
+  const chart = join(dir, 'throughput.svg');
+  writeFileSync(chart, barChart({ title: 'pd3-kv, YCSB-B uniform, 1% local cache', yLabel: 'k requests/s',
+    series: results.map((r) => r.mode), groups: [{ name: 'pd3-kv', values: results.map((r) => r.kops) }] }));
+  console.log(`\nchart: ${relative(process.cwd(), chart)}`);
+  console.log(`mirror: ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET capture'}. ` +
+    'Remote memory here is a memory server over loopback TCP and the "DPU" is a process on the same two cores;');
+  console.log('docs/benchmarks.md ("e2e") has the full comparison with every baseline and what loopback changes.');
 }
 
-// Allocation may race the agent's first connection to the server: retry briefly.
-async function retryUnavailable<T>(f: () => Promise<T>): Promise<T> {
-  for (let i = 0; ; ++i) {
-    try {
-      return await f();
-    } catch (e) {
-      if (!(e instanceof Pd3Error) || e.code !== 'PD3_E_UNAVAILABLE' || i > 100) throw e;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
-
-try {
-  await main();
-} finally {
-  await stopAll();
-}
+main()
+  .catch((e: unknown) => {
+    console.error(`\ndemo failed: ${(e as Error).message}`);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAllDaemons());

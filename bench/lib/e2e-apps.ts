@@ -120,7 +120,9 @@ async function kvInfo(port: number): Promise<Record<string, number>> {
   return out;
 }
 
-export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) => void): Promise<ModeResult> {
+/** `onProgress` (the demo's progress bar): the fraction of the load, then of the timed run, done. */
+export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) => void,
+  onProgress?: (phase: 'load' | 'run', fraction: number) => void): Promise<ModeResult> {
   const token = randomBytes(16).toString('hex');
   const stack = new Stack();
   try {
@@ -141,13 +143,20 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
       if (mode === 'pd3' && spec.mirror === 'tee') port = Number(agent.ready.teePort);
     }
     onStep('load');
-    await loadRecords({ port, recordCount: spec.records, valueSize });
+    await loadRecords({ port, recordCount: spec.records, valueSize }, (done) => onProgress?.('load', done / spec.records));
     onStep('run');
+    let ticker: NodeJS.Timeout | null = null;
+    if (onProgress) {
+      const runStart = Date.now();
+      ticker = setInterval(() => onProgress('run', Math.min(1, (Date.now() - runStart) / (spec.warmupMs + spec.durationMs))), 200);
+    }
     const before = await kvInfo(kvPort);
     const cpu0 = cpuSeconds(kv.child.pid!);
     const t0 = Date.now();
     const r = await runYcsb({ port, workload: 'B', distribution: 'uniform', recordCount: spec.records, valueSize,
-      connections: 4, depth: 8, warmupMs: spec.warmupMs, durationMs: spec.durationMs, seed: 7 });
+      connections: 4, depth: 8, warmupMs: spec.warmupMs, durationMs: spec.durationMs, seed: 7 }).finally(() => {
+      if (ticker) clearInterval(ticker);
+    });
     const cores = (cpuSeconds(kv.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
     const after = await kvInfo(kvPort);
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);

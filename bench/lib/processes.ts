@@ -27,6 +27,17 @@ process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
 
+/** Asks every daemon still running to stop (SIGTERM: they release what they hold, segments
+ *  included), and resolves once all are gone or `graceMs` passed (the rest are then SIGKILLed). */
+export async function stopAllDaemons(graceMs = 3000): Promise<void> {
+  const children = [...live];
+  const gone = children.map((c) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))));
+  for (const c of children) c.kill('SIGTERM');
+  const timer = setTimeout(() => children.forEach((c) => c.kill('SIGKILL')), graceMs);
+  await Promise.all(gone);
+  clearTimeout(timer);
+}
+
 /** Spawns `node script ...args` with the auth token in PD3_TOKEN (never on a command line, where
  *  `ps` shows it) and waits up to `timeoutMs` for its "ready" line on stderr. */
 export function startDaemon(script: string, args: string[], token: string, timeoutMs = 15000): Promise<Daemon> {

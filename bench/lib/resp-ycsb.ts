@@ -73,6 +73,7 @@ export async function runYcsb(o: RespYcsbOptions): Promise<RespYcsbResult> {
   let errors = 0;
   let measuring = false;
   let stopping = false;
+  let failure: Error | null = null;
   const workers: Promise<void>[] = [];
   clients.forEach((client, ci) => {
     const gen = createWorkload({ workload: o.workload, distribution: o.distribution, recordCount: o.recordCount, seed: o.seed * 1000 + ci, keyWidth: KEY_WIDTH, valueSize: o.valueSize });
@@ -91,8 +92,11 @@ export async function runYcsb(o: RespYcsbOptions): Promise<RespYcsbResult> {
             } else throw new Error(`YCSB op ${op.op} is not supported by this client`);
           } catch (e) {
             if (stopping) return;
-            ++errors;
-            if (errors > 100) throw e;
+            if (++errors > 100) {  // the server is gone or broken: stop, and report it below
+              failure ??= e as Error;
+              stopping = true;
+              return;
+            }
           }
           if (measuring) latencies.push(Number(process.hrtime.bigint() - t0) / 1000);
         }
@@ -109,6 +113,7 @@ export async function runYcsb(o: RespYcsbOptions): Promise<RespYcsbResult> {
   stopping = true;
   await Promise.allSettled(workers);
   for (const c of clients) c.disconnect();
+  if (failure !== null) throw new Error(`YCSB run failed after ${errors} errors: ${(failure as Error).message}`);
   const sorted = Float64Array.from(latencies).sort();
   return { ops, kops: ops / elapsedS / 1000, p50Us: percentile(sorted, 0.5), p99Us: percentile(sorted, 0.99), errors };
 }
