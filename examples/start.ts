@@ -17,12 +17,15 @@ const MODES: Array<{ mode: Mode; what: string }> = [
   { mode: 'pd3', what: '1% cached locally; the agent prefetches misses into the Loading Zone' },
 ];
 
+// PD3_DEMO_RECORDS and PD3_DEMO_SECONDS shrink the demo (its test runs it small).
+const demoRecords = Number(process.env.PD3_DEMO_RECORDS ?? 50_000);
+const demoSeconds = Number(process.env.PD3_DEMO_SECONDS ?? 3);
 const spec: RunSpec = {
-  records: 50_000,
+  records: Number.isInteger(demoRecords) && demoRecords >= 1000 ? demoRecords : 50_000,
   cachePercent: 1,
   zoneBytes: 16 << 20,
   warmupMs: 1000,
-  durationMs: 3000,
+  durationMs: (demoSeconds > 0 && demoSeconds <= 600 ? demoSeconds : 3) * 1000,
   mirror: 'afpacket',
   agentArgs: [],
 };
