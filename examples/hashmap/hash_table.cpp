@@ -19,6 +19,16 @@ HashTable::HashTable(const SlotLayout& layout, uint64_t cache_records)
 
 HashTable::HashTable() : layout_(nullptr), control_(0), cache_(0) {}
 
+EntryStatus HashTable::find_existing(WorkerContext& w, uint64_t key, KeyHash h, Found* found) {
+  control_.candidates(h, &w.candidates);
+  if (w.candidates.empty()) {
+    w.stats->add(&Stats::absent_local);
+    return EntryStatus::kNotFound;
+  }
+  if (const EntryStatus s = lookup(w, key, h, found); s != EntryStatus::kOk) return s;
+  return found->present ? EntryStatus::kOk : EntryStatus::kNotFound;
+}
+
 EntryStatus HashTable::lookup(WorkerContext& w, uint64_t key, KeyHash h, Found* found) {
   w.stats->add(&Stats::misses);
   if (w.miss->fetch(key, h, w.candidates, found) != PD3_OK) return EntryStatus::kRemoteError;
@@ -36,14 +46,8 @@ EntryStatus HashTable::get(WorkerContext& w, uint64_t key, uint64_t* value) {
     return EntryStatus::kOk;
   }
   if (!remote()) return EntryStatus::kNotFound;
-  control_.candidates(h, &w.candidates);
-  if (w.candidates.empty()) {
-    w.stats->add(&Stats::absent_local);
-    return EntryStatus::kNotFound;
-  }
   Found f;
-  if (const EntryStatus s = lookup(w, key, h, &f); s != EntryStatus::kOk) return s;
-  if (!f.present) return EntryStatus::kNotFound;
+  if (const EntryStatus s = find_existing(w, key, h, &f); s != EntryStatus::kOk) return s;
   cache_insert(w, {key, f.value, f.slot, false, true, false}, h);
   *value = f.value;
   return EntryStatus::kOk;
@@ -94,14 +98,8 @@ EntryStatus HashTable::del(WorkerContext& w, uint64_t key) {
   if (!remote()) return cached ? EntryStatus::kOk : EntryStatus::kNotFound;
   uint64_t slot = r.slot;
   if (!cached) {
-    control_.candidates(h, &w.candidates);
-    if (w.candidates.empty()) {
-      w.stats->add(&Stats::absent_local);
-      return EntryStatus::kNotFound;
-    }
     Found f;
-    if (const EntryStatus s = lookup(w, key, h, &f); s != EntryStatus::kOk) return s;
-    if (!f.present) return EntryStatus::kNotFound;
+    if (const EntryStatus s = find_existing(w, key, h, &f); s != EntryStatus::kOk) return s;
     slot = f.slot;
   }
   // The tombstone carries the key: the agent withdraws the key's Loading Zone items when it takes

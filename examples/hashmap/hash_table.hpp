@@ -67,6 +67,10 @@ class HashTable {
   void evict(WorkerContext& w, const CachedRecord& victim);
   // Finds an uncached key remotely. kOk with *found, or kRemoteError.
   EntryStatus lookup(WorkerContext& w, uint64_t key, KeyHash h, Found* found);
+  // An uncached key that must exist: kOk with *found present, kNotFound when no slot's control
+  // byte matches it (counted as absent_local, no remote access) or the slots read do not hold
+  // it, or kRemoteError.
+  EntryStatus find_existing(WorkerContext& w, uint64_t key, KeyHash h, Found* found);
 
   const SlotLayout* layout_;
   ControlBytes control_;
