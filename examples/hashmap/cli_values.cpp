@@ -79,7 +79,7 @@ bool valid_segment_name(const std::string& s) {
 }
 
 uint64_t whole_in_range(const std::string& flag, const std::string& v, uint64_t lo, uint64_t hi, UsageError fail) {
-  uint64_t n;
+  uint64_t n = 0;
   if (!parse_whole(v, &n)) fail(flag + ": must be a whole number, got \"" + v + "\"");
   if (n < lo || n > hi) fail(flag + ": must be from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v);
   return n;

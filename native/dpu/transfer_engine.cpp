@@ -119,6 +119,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   bool dispatch(uint64_t now);
   bool publish();
   void idle_wait(uint64_t now, uint64_t last_beat);
+  bool work_waiting() const;  // a request or a prefetch-path item waits (checked after arming)
   uint32_t idle_rounds_ = 0;  // sleeps since the last work: each doubles the next (to the max)
   void shutdown();
 
@@ -197,7 +198,7 @@ int Engine::init() {
   if (const int rc = AgentSession::attach(options_.segment.c_str(), &session_)) return rc;
   control_ = session_->control();
   const bool prefetching = !options_.prefetch.parser.empty();
-  if (prefetching && doorbell_.open() != PD3_OK) return fail(PD3_E_SYS, "eventfd: %s", strerror(errno));
+  if (doorbell_.open(control_) != PD3_OK) return fail(PD3_E_SYS, "eventfd: %s", strerror(errno));
   if (options_.host_view) {
     HostViewOptions hv = options_.host_view_options;
     if (prefetching) hv.completions = &doorbell_;  // the prefetcher's lookups come back while we may sleep
@@ -438,19 +439,29 @@ void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
   if (due <= now) return;
   const uint64_t ns = due - now;
   const timespec ts{time_t(ns / 1000000000ull), long(ns % 1000000000ull)};
-  // Socket readiness on any link, or the prefetch path's doorbell, wakes us at once; the request
-  // ring has no doorbell (a DPU cannot be interrupted by the host's stores), so it is checked
-  // again after at most idle_sleep_max_us.
-  if (!prefetch_) {
-    pollfd p{epoll_.get(), POLLIN, 0};
-    ppoll(&p, 1, &ts, nullptr);
-    return;
+  // With responses due (or a connection being made), wait on the sockets, which our own threads'
+  // doorbell (eventfd) can also wake; host requests are then picked up after this (short) sleep.
+  // With nothing due, sleep on the futex doorbell in the control block, which host threads ring
+  // when they publish a request (ring_agent), as do our capture and Host View threads.
+  bool sockets = false;
+  for (const auto& link : links_)
+    sockets |= link->inflight_records() > 0 || link->state() == LinkState::kConnecting || link->state() == LinkState::kHello;
+  const uint32_t armed = doorbell_.arm(sockets ? PD3_AGENT_POLLING : PD3_AGENT_SLEEPING);
+  if (work_waiting()) return doorbell_.disarm(false);  // arrived since our last look
+  if (!sockets) {
+    (void)doorbell_.sleep(armed, &ts);  // rung or timed out: either way, look at everything again
+    return doorbell_.disarm(false);
   }
-  doorbell_.arm();
-  if (prefetch_->has_work()) return doorbell_.disarm(false);  // queued since our last poll
   pollfd p[2] = {{epoll_.get(), POLLIN, 0}, {doorbell_.fd(), POLLIN, 0}};
   ppoll(p, 2, &ts, nullptr);
   doorbell_.disarm((p[1].revents & POLLIN) != 0);
+}
+
+bool Engine::work_waiting() const {
+  // acquire (in published_at): a request seen here is complete when taken.
+  const uint64_t head = aref(control_->req_head).load(std::memory_order_relaxed);  // relaxed: ours
+  if (request_ring(control_).published_at(head) != nullptr) return true;
+  return prefetch_ && prefetch_->has_work();
 }
 
 void Engine::shutdown() {

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define PD3_SEGMENT_MAGIC 0x31474553334450ULL /* "PD3SEG1" followed by a zero byte, little-endian */
-#define PD3_LAYOUT_VERSION 2u
+#define PD3_LAYOUT_VERSION 3u
 #define PD3_CACHE_LINE 64u
 #define PD3_SECTION_ALIGN 4096u
 #define PD3_CONTROL_SIZE 4096u
@@ -114,7 +114,20 @@ typedef struct pd3_control {
 
   /* Line 11: more agent-side counters (relaxed; statistics only). */
   uint64_t agent_fenced;          /* requests discarded because they were below req_fence */
+  uint8_t pad_agent_counters[PD3_CACHE_LINE - 8];
+
+  /* Line 12: the agent's doorbell (a futex). The agent stores agent_sleeping before it sleeps
+   * (PD3_AGENT_SLEEPING: in FUTEX_WAIT on agent_doorbell) and clears it after; a host thread that
+   * publishes a request while it is set increments agent_doorbell and wakes it. Both sides fence
+   * between their store and their load (docs/transfer-engine.md), so a request is never left
+   * waiting for the agent's sleep to time out. */
+  uint32_t agent_sleeping;  /* PD3_AGENT_AWAKE, PD3_AGENT_POLLING or PD3_AGENT_SLEEPING */
+  uint32_t agent_doorbell;  /* futex word: incremented by every ring */
 } pd3_control;
+
+#define PD3_AGENT_AWAKE 0u    /* working or spinning: nobody needs to ring */
+#define PD3_AGENT_POLLING 1u  /* waiting for its sockets (responses due): only its own threads can wake it */
+#define PD3_AGENT_SLEEPING 2u /* waiting on agent_doorbell: any ring wakes it */
 
 /* Every control-block field, for the offset table the addon exports to TS. */
 #define PD3_CONTROL_FIELDS(X)                                                                       \
@@ -125,7 +138,7 @@ typedef struct pd3_control {
   X(resp_head) X(lz_tail_seq) X(lz_head_seq) X(lz_data_tail) X(lz_data_head) X(host_requests)       \
   X(host_ring_full) X(host_responses) X(agent_batches) X(agent_requests) X(agent_corrupt)           \
   X(agent_responses) X(lz_produced) X(lz_consumed) X(lz_reclaimed_unconsumed) X(lz_invalidated)     \
-  X(req_fence) X(agent_fenced)
+  X(req_fence) X(agent_fenced) X(agent_sleeping) X(agent_doorbell)
 
 /* Sizes asked for at creation; 0 picks the default. Ring sizes and lz_items must be powers of two. */
 typedef struct pd3_segment_sizes {
