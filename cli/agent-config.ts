@@ -85,7 +85,7 @@ export const AGENT_SETTINGS = {
   }),
   idleSleepMaxUs: integer(0, 1000, {
     flag: 'idle-sleep-max-us',
-    help: 'longest sleep between checks of the request ring (bounds the wait of a request after a quiet spell)',
+    help: 'longest idle sleep; with nothing in flight a host request wakes the agent at once (doorbell), while responses are due it waits at most this long',
     fallback: '1000',
   }),
   hostView: onOff({ flag: 'host-view', help: 'keep a Host View of the keys the host caches', fallback: 'on' }),

@@ -101,7 +101,7 @@
 
 #include "dpu/cuckoo_set.hpp"
 #include "dpu/host_view.hpp"
-#include "mix.hpp"
+#include "common/mix64.hpp"
 #include "pd3/status.h"
 
 namespace {
@@ -113,6 +113,7 @@ using pd3::HostView;
 using pd3::HostViewBatch;
 using pd3::HostViewOp;
 using pd3::HostViewOptions;
+using pd3::mix64;
 using pd3::PageKind;
 using pd3::SimdPath;
 

@@ -73,7 +73,7 @@
 #include <thread>
 #include <vector>
 
-#include "mix.hpp"
+#include "common/mix64.hpp"
 #include "../baselines/cas_head_zone.hpp"
 #include "../baselines/spinlock_zone.hpp"
 #include "dpu/agent_session.hpp"
@@ -82,6 +82,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using pd3::mix64;
 
 constexpr uint32_t kChunkCalls = 32;             // calls timed together
 constexpr size_t kMaxChunks = size_t(1) << 21;  // chunks recorded per thread and run (48 MiB)

@@ -10,10 +10,6 @@ namespace pd3 {
 
 namespace {
 
-// Records (and so positions) are multiples of the header's size: a pad header always fits
-// before the ring's end.
-constexpr uint64_t record_size(uint64_t n) { return (n + 31) & ~uint64_t{31}; }
-
 // Single writer: a relaxed load and store instead of a locked add (statistics).
 void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -21,8 +17,7 @@ void bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
 
 }  // namespace
 
-FlowEventQueue::FlowEventQueue(size_t bytes, std::function<void()> wake)
-    : size_(bytes), mask_(bytes - 1), ring_(new uint8_t[bytes]), wake_(std::move(wake)) {}
+FlowEventQueue::FlowEventQueue(size_t bytes, std::function<void()> wake) : ring_(bytes), wake_(std::move(wake)) {}
 
 FlowCallbacks FlowEventQueue::callbacks() {
   FlowCallbacks cb;
@@ -36,31 +31,16 @@ FlowCallbacks FlowEventQueue::callbacks() {
 
 bool FlowEventQueue::push(FlowEvent::Kind kind, bool flag, uint64_t flow_id, uint64_t capture_ns,
                           const uint8_t* data, uint32_t len) {
-  const uint64_t rec = record_size(sizeof(Header) + len);
-  // relaxed: only this thread writes tail.
-  const uint64_t tail = tail_.load(std::memory_order_relaxed);
-  const uint64_t to_end = size_ - (tail & mask_);
-  const uint64_t pad = to_end < rec ? to_end : 0;
-  // acquire: pairs with drain()'s release of head; the bytes it freed are ours to reuse.
-  const uint64_t head = head_.load(std::memory_order_acquire);
-  if (tail + pad + rec - head > size_) return false;
-  if (pad != 0) {
-    Header p{};
-    p.len = 0;
-    std::memcpy(ring_.get() + (tail & mask_), &p, sizeof p);
-  }
-  const uint64_t at = tail + pad;
+  uint8_t* at = ring_.reserve(sizeof(Header) + uint64_t(len));
+  if (at == nullptr) return false;
   Header h{};
-  h.len = uint32_t(rec);
-  h.data_len = len;
   h.flow_id = flow_id;
   h.capture_ns = capture_ns;
   h.kind = uint8_t(kind);
   h.flag = flag ? 1 : 0;
-  std::memcpy(ring_.get() + (at & mask_), &h, sizeof h);
-  if (len != 0) std::memcpy(ring_.get() + ((at + sizeof h) & mask_), data, len);
-  // release: the record's bytes are visible to a consumer that acquires this tail.
-  tail_.store(at + rec, std::memory_order_release);
+  std::memcpy(at, &h, sizeof h);
+  if (len != 0) std::memcpy(at + sizeof h, data, len);
+  ring_.commit();
   bump(events_);
   return true;
 }
@@ -78,7 +58,7 @@ void FlowEventQueue::wake_consumer() {
 
 void FlowEventQueue::retry_closes() {
   while (!closes_.empty() && push(FlowEvent::Kind::kClose, false, closes_.front(), 0, nullptr, 0))
-    closes_.erase(closes_.begin());
+    closes_.pop_front();
 }
 
 void FlowEventQueue::on_open(uint64_t id, bool synced) {
@@ -124,27 +104,12 @@ void FlowEventQueue::rearm() {
 }
 
 size_t FlowEventQueue::drain(size_t max, const std::function<void(const FlowEvent&)>& fn) {
-  // relaxed: only this thread writes head.
-  uint64_t head = head_.load(std::memory_order_relaxed);
-  // acquire: pairs with push()'s release; the records before tail are complete.
-  const uint64_t tail = tail_.load(std::memory_order_acquire);
-  size_t n = 0;
-  while (head < tail && n < max) {
+  return ring_.drain(max, [&](const uint8_t* rec, uint32_t len) {
     Header h;
-    std::memcpy(&h, ring_.get() + (head & mask_), sizeof h);
-    if (h.len == 0) {  // pad to the ring's end
-      head += size_ - (head & mask_);
-      continue;
-    }
-    const FlowEvent e{FlowEvent::Kind(h.kind), h.flag != 0, h.flow_id, h.capture_ns,
-                      ring_.get() + ((head + sizeof h) & mask_), h.data_len};
-    fn(e);
-    head += h.len;
-    ++n;
-  }
-  // release: our reads of the freed records happen before the producer reuses their bytes.
-  head_.store(head, std::memory_order_release);
-  return n;
+    std::memcpy(&h, rec, sizeof h);
+    fn(FlowEvent{FlowEvent::Kind(h.kind), h.flag != 0, h.flow_id, h.capture_ns, rec + sizeof h,
+                 uint32_t(len - sizeof h)});
+  });
 }
 
 FlowEventStats FlowEventQueue::stats() const {

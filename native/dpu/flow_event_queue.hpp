@@ -1,6 +1,6 @@
 // flow_event_queue.hpp — a mirror backend's flow events (open, bytes, close) carried from the
 // capture thread to the thread that parses them: the agent's bridge to parsers written in TS, which
-// can only run on the JS thread. A single-producer single-consumer byte ring; bytes that do not
+// can only run on the JS thread. Records in a single-producer single-consumer byte ring; bytes that do not
 // fit are dropped and the flow's next bytes are marked after_gap, so the parser resyncs instead of
 // trusting a request boundary it never saw. Closes are never dropped.
 #pragma once
@@ -9,11 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
+#include <deque>
 #include <unordered_set>
-#include <vector>
 
 #include "dpu/flow_callbacks.hpp"
+#include "dpu/spsc_byte_ring.hpp"
 
 namespace pd3 {
 
@@ -43,7 +43,8 @@ class FlowEventQueue {
  public:
   static constexpr uint32_t kMaxChunk = 64u << 10;  // a larger delivery is queued in pieces
 
-  // `bytes`: ring capacity, a power of two ≥ 4 * kMaxChunk (the caller checks). `wake` is called
+  // `bytes`: ring capacity, a power of two ≥ 4 * kMaxChunk (the caller checks: a chunk must fit in
+  // half of it). `wake` is called
   // on the producer's thread when events arrive while the consumer is not already due to drain
   // (after rearm()); it must not block.
   FlowEventQueue(size_t bytes, std::function<void()> wake);
@@ -59,17 +60,14 @@ class FlowEventQueue {
   FlowEventStats stats() const;
 
  private:
-  // Record header in the ring; the data follows, then padding to a multiple of 32 bytes.
+  // What precedes the data in a record.
   struct Header {
-    uint32_t len;  // whole record including this header and padding; 0 = pad to the ring's end
-    uint32_t data_len;
     uint64_t flow_id;
     uint64_t capture_ns;
     uint8_t kind;
     uint8_t flag;
     uint8_t reserved[6];
   };
-  static_assert(sizeof(Header) == 32, "records are multiples of the header's size");
 
   bool push(FlowEvent::Kind kind, bool flag, uint64_t flow_id, uint64_t capture_ns, const uint8_t* data, uint32_t len);
   void on_open(uint64_t id, bool synced);
@@ -78,16 +76,12 @@ class FlowEventQueue {
   void retry_closes();
   void wake_consumer();
 
-  const uint64_t size_;
-  const uint64_t mask_;
-  std::unique_ptr<uint8_t[]> ring_;
+  SpscByteRing ring_;
   std::function<void()> wake_;
-  alignas(64) std::atomic<uint64_t> head_{0};  // consumer's position
-  alignas(64) std::atomic<uint64_t> tail_{0};  // producer's position
   alignas(64) std::atomic<bool> armed_{false};  // true: the consumer was woken and has not rearmed
   // Producer-only state.
   std::unordered_set<uint64_t> gapped_;  // flows whose bytes were dropped since their last delivery
-  std::vector<uint64_t> closes_;         // closes waiting for room
+  std::deque<uint64_t> closes_;          // closes waiting for room, oldest first
   // Statistics: one writer each (producer), relaxed.
   std::atomic<uint64_t> events_{0}, bytes_{0}, dropped_bytes_{0}, dropped_opens_{0}, wakeups_{0};
 };

@@ -552,9 +552,6 @@ PrefetcherStats Prefetcher::stats() const {
 #define PD3_PREFETCHER_LOAD(name) s.name = c.name.load(std::memory_order_relaxed);
   PD3_PREFETCHER_STATS_FIELDS(PD3_PREFETCHER_LOAD)
 #undef PD3_PREFETCHER_LOAD
-  const LatencyHistogram::Snapshot lead = c.lead.snapshot();
-  s.lead_p50_ns = lead.quantile(0.5);
-  s.lead_p99_ns = lead.quantile(0.99);
   return s;
 }
 

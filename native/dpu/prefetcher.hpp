@@ -57,8 +57,6 @@ struct PrefetcherStats {
 #define PD3_PREFETCHER_STATS_FIELD(name) uint64_t name = 0;
   PD3_PREFETCHER_STATS_FIELDS(PD3_PREFETCHER_STATS_FIELD)
 #undef PD3_PREFETCHER_STATS_FIELD
-  uint64_t lead_p50_ns = 0;  // lead time (client READ capture → item produced): median
-  uint64_t lead_p99_ns = 0;  //   and 99th percentile, from lead_histogram() (±3.2%)
 };
 
 // The prefetcher. Every method but stats() must be called from one thread (the Transfer Engine's):
@@ -99,7 +97,8 @@ class Prefetcher {
 
   // Relaxed snapshot, readable from any thread.
   PrefetcherStats stats() const;
-  // The lead times of every item produced so far (any thread).
+  // The lead times (client READ capture → item produced) of every item so far, for quantiles
+  // (±3.2%). Any thread; scans the whole histogram, so not for a hot loop.
   LatencyHistogram::Snapshot lead_histogram() const;
   // Prefetches between READ and answer (lookups included).
   uint32_t inflight() const { return table_.in_use(); }

@@ -47,7 +47,7 @@ constexpr size_t kMaxReplyBacklogForHints = 2 * PD3_MAX_INFLIGHT;  // replies ow
 // other memory, and a reader only needs some recent value of each.
 struct Counters {
 #define PD3_COUNTER_FIELD(name) std::atomic<uint64_t> name{0};
-  PD3_ENGINE_STATS_FIELDS(PD3_COUNTER_FIELD)
+  PD3_ENGINE_COUNTER_FIELDS(PD3_COUNTER_FIELD)
 #undef PD3_COUNTER_FIELD
 };
 
@@ -263,8 +263,13 @@ void Engine::stop() {
 EngineStats Engine::stats() const {
   EngineStats s;
 #define PD3_LOAD_FIELD(name) s.name = counters_.name.load(std::memory_order_relaxed);  // relaxed: see Counters
-  PD3_ENGINE_STATS_FIELDS(PD3_LOAD_FIELD)
+  PD3_ENGINE_COUNTER_FIELDS(PD3_LOAD_FIELD)
 #undef PD3_LOAD_FIELD
+  if (prefetch_) {  // set before the thread starts and kept until destruction: safe to read here
+    const LatencyHistogram::Snapshot lead = prefetch_->prefetcher().lead_histogram();
+    s.prefetch_lead_p50_ns = lead.quantile(0.5);
+    s.prefetch_lead_p99_ns = lead.quantile(0.99);
+  }
   return s;
 }
 
@@ -833,8 +838,6 @@ void Engine::update_gauges() {
     set(counters_.mirror_parse_errors, c.parse_errors);
     set(counters_.mirror_kernel_drops, c.kernel_drops);
     set(counters_.prefetch_resets, c.resets);
-    set(counters_.prefetch_lead_p50_ns, p.lead_p50_ns);
-    set(counters_.prefetch_lead_p99_ns, p.lead_p99_ns);
   }
 }
 

@@ -83,17 +83,21 @@ struct EngineStats {
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
-#define PD3_ENGINE_STATS_FIELDS(X)                                                                  \
+#define PD3_ENGINE_COUNTER_FIELDS(X)                                                                \
   X(batches) X(records) X(frames_sent) X(bytes_sent) X(bytes_received) X(responses) X(errors)        \
   X(unavailable) X(fenced) X(reconnects) X(servers_up) X(request_ring_bytes) X(response_backlog)     \
   X(prefetch_reads) X(prefetch_writes) X(prefetch_deletes) X(prefetch_host_view_hits) X(prefetch_issued)  \
   X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
-  X(mirror_kernel_drops) X(prefetch_resets) X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns)               \
+  X(mirror_kernel_drops) X(prefetch_resets)                                                               \
   X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
   X(zone_consumed) X(zone_reclaimed_unconsumed)                                                            \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
+// Fields stats() derives when asked (the lead-time quantiles scan a histogram: never on the engine
+// thread's loop).
+#define PD3_ENGINE_DERIVED_FIELDS(X) X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns)
+#define PD3_ENGINE_STATS_FIELDS(X) PD3_ENGINE_COUNTER_FIELDS(X) PD3_ENGINE_DERIVED_FIELDS(X)
 
 // State of one memory server as the engine sees it.
 struct ServerState {
