@@ -1,4 +1,4 @@
-// index.ts — pd3/parsers: the parser plug-in contract of ARCHITECTURE.md §6, the TS mirror of
+// index.ts — pd3/parsers: the parser plug-in contract of docs/architecture.md §6, the TS mirror of
 // native/include/pd3/parser.h. Built-in parsers (RESP, gRPC, binary) are exported from here as
 // they land.
 

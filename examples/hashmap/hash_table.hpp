@@ -4,7 +4,7 @@
 // (record_cache.hpp). GET / PUT / DEL run under the key's stripe lock; a key that is neither cached
 // nor ruled out by its control bytes is a miss, resolved by the worker's MissPath (the mode).
 // Evicted records are written back (flushed) even when clean: the flush tells the agent that the
-// host no longer holds the key (ARCHITECTURE.md §8).
+// host no longer holds the key (docs/architecture.md §8).
 #pragma once
 
 #include <cstdint>

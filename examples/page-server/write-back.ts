@@ -1,6 +1,6 @@
 // write-back.ts — eviction flushes: every page leaving the cache is written back to its slot in remote
 // memory (clean ones too: the agent learns from the write that the host no longer holds the page,
-// ARCHITECTURE.md §8), one write per page at a time, retried until it succeeds. Until then the page's
+// docs/architecture.md §8), one write per page at a time, retried until it succeeds. Until then the page's
 // newest bytes are kept here and served from here.
 import { PAGE_SIZE } from './page-content.js';
 import { encodePageRecord } from './page-record.js';

@@ -11,7 +11,7 @@ import type { FlushObserver } from './write-back.js';
  * Why a Loading Zone item is the page's newest bytes: the store asks only about a page that is not
  * cached and whose last eviction write has completed. The agent took that write from the request
  * ring before it was answered, and withdrew the page's zone items and cancelled its earlier
- * prefetches when it did (ARCHITECTURE.md §8); prefetches it sends later reach the memory server
+ * prefetches when it did (docs/architecture.md §8); prefetches it sends later reach the memory server
  * behind the write. So an item present now holds what that write wrote.
  *
  * That argument needs the write to have gone through an agent. With a direct fallback

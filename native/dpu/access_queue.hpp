@@ -1,5 +1,5 @@
 // access_queue.hpp — the parsed key accesses the capture thread hands to the Transfer Engine's
-// thread (which applies ARCHITECTURE.md §8 and prefetches): records in a single-producer
+// thread (which applies docs/architecture.md §8 and prefetches): records in a single-producer
 // single-consumer byte ring, so keys of any length travel without allocation.
 #pragma once
 

@@ -83,7 +83,7 @@ class CuckooSet {
 };
 
 // The 64-bit hash Host View stores for a key of any length (one pass, well mixed; a collision
-// only loses a prefetch, ARCHITECTURE.md §5).
+// only loses a prefetch, docs/architecture.md §5).
 uint64_t host_view_key_hash(const void* key, size_t len);
 
 }  // namespace pd3

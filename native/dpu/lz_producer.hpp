@@ -8,7 +8,7 @@
 namespace pd3 {
 
 // Producer of one segment's Loading Zone. Single-threaded by contract: every method must be called
-// from the same thread (the Transfer Engine's, ARCHITECTURE.md §8), which is what orders Host View
+// from the same thread (the Transfer Engine's, docs/architecture.md §8), which is what orders Host View
 // and zone changes. Cursors live in the segment's control block, so a restarted agent resumes.
 class LzProducer {
  public:

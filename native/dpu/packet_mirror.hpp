@@ -1,4 +1,4 @@
-// packet_mirror.hpp — the packet mirror on this machine (ARCHITECTURE.md §3): an AF_PACKET socket
+// packet_mirror.hpp — the packet mirror on this machine (docs/architecture.md §3): an AF_PACKET socket
 // with a TPACKET_V3 receive ring and a BPF filter for the app's TCP port, read by its own thread,
 // each frame decoded and handed to per-flow TCP reassembly, which delivers every connection's
 // client→server bytes. The kernel gives us a copy of each packet; the app's own path is untouched.

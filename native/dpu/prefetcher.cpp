@@ -1,4 +1,4 @@
-// prefetcher.cpp — the prefetcher's rules (Table 1, Table 2, ARCHITECTURE.md §8), its asynchronous
+// prefetcher.cpp — the prefetcher's rules (Table 1, Table 2, docs/architecture.md §8), its asynchronous
 // Host View traffic and its prefetches from READ to Loading Zone.
 #include "dpu/prefetcher.hpp"
 

@@ -1,4 +1,4 @@
-// prefetcher.hpp — the DPU-direct prefetcher (paper §5.2, §6.2; ARCHITECTURE.md §7-§8): turns the
+// prefetcher.hpp — the DPU-direct prefetcher (paper §5.2, §6.2; docs/architecture.md §7-§8): turns the
 // client accesses the parsers saw into prefetches of the keys the host lacks, keeps Host View and
 // the Loading Zone right (Table 1 and Table 2), and publishes answers into the Loading Zone. A unit
 // the Transfer Engine drives from its own thread; docs/prefetcher.md has the rules and why they hold.

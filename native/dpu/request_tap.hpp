@@ -1,7 +1,7 @@
 // request_tap.hpp — the request tap: turns the per-flow client bytes a mirror backend delivers
 // (PacketMirror or TeeProxy, flow_callbacks.hpp) into key accesses for the prefetcher's
 // AccessQueue, with a parser per flow, resync after gaps and errors, and bounded memory
-// (ARCHITECTURE.md §6, §8). Design, sync rules and counters: docs/request-tap.md.
+// (docs/architecture.md §6, §8). Design, sync rules and counters: docs/request-tap.md.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// tcp_reassembly.hpp — per-flow TCP reassembly for the packet mirror (ARCHITECTURE.md §3, §6): turns
+// tcp_reassembly.hpp — per-flow TCP reassembly for the packet mirror (docs/architecture.md §3, §6): turns
 // the client→server segments of every connection to the app's port into each connection's byte
 // stream, in order, without duplicates and without invented bytes, for the request parsers.
 //

@@ -1,6 +1,6 @@
 // tee_proxy.hpp — the mirror backend for hosts without raw sockets: a TCP proxy on the app's
 // public port that forwards every byte to the app (and back) at once, and hands the parsers a copy
-// of what clients send (ARCHITECTURE.md §3).
+// of what clients send (docs/architecture.md §3).
 #pragma once
 
 #include <atomic>

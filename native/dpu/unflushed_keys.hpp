@@ -1,6 +1,6 @@
 // unflushed_keys.hpp — keys whose remote copy is stale: a client wrote or deleted them and the host
 // has not flushed them since. A prefetch of such a key would fetch an older value than the client's
-// (ARCHITECTURE.md §8), so the prefetcher does not issue one. Bounded, and conservative when full.
+// (docs/architecture.md §8), so the prefetcher does not issue one. Bounded, and conservative when full.
 #pragma once
 
 #include <cstdint>

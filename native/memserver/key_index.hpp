@@ -1,4 +1,4 @@
-// key_index.hpp — the memory server's key→address index (ARCHITECTURE.md §9): open addressing with
+// key_index.hpp — the memory server's key→address index (docs/architecture.md §9): open addressing with
 // linear probing over 16-byte slots {64-bit key hash, packed address}, at most 3/4 full, doubling
 // when it would pass that; kept in anonymous memory, or in the file "index.pd3" of the data
 // directory (a one-page header, then the slots) so that it survives a restart.

@@ -1,5 +1,5 @@
 // mem_store.cpp — MemStore::open and the store itself: executes READ / WRITE / PREFETCH / CONTROL
-// records against the region table and the key→address index (ARCHITECTURE.md §9).
+// records against the region table and the key→address index (docs/architecture.md §9).
 #include "memserver/mem_store.hpp"
 
 #include <cinttypes>

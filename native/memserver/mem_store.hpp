@@ -1,6 +1,6 @@
 // mem_store.hpp — one memory server's storage: regions of bytes, the key→address index, and
 // optional per-region backing files. Executes transport request records in order. Single-threaded
-// by contract: the server's event-loop thread owns it (ARCHITECTURE.md §9: batches run in order).
+// by contract: the server's event-loop thread owns it (docs/architecture.md §9: batches run in order).
 #pragma once
 
 #include <cstdint>

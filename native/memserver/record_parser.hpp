@@ -1,4 +1,4 @@
-// record_parser.hpp — the memory server's parseRecord (ARCHITECTURE.md §6, §9): which keys written
+// record_parser.hpp — the memory server's parseRecord (docs/architecture.md §6, §9): which keys written
 // bytes hold, for the key→address index. The built-in format of pd3/record.h, or the parse_record
 // of a parser plug-in, whose every answer is checked before the server uses any of it.
 #pragma once

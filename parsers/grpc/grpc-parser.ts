@@ -1,4 +1,4 @@
-// grpc-parser.ts — the built-in gRPC parser (ARCHITECTURE.md §6): requests of an h2c connection in,
+// grpc-parser.ts — the built-in gRPC parser (docs/architecture.md §6): requests of an h2c connection in,
 // the keys of configured methods out; records in the format of pd3/record.h.
 import { constants } from '../../host/index.js';
 import type { Parser } from '../index.js';

@@ -825,7 +825,7 @@ TEST(prefetcher_churn_while_the_port_pushes_back_stays_bounded_and_ordered) {
 
 // ---- the model test -------------------------------------------------------------------------------
 
-// A random world of clients, one host and memory servers, with the rule of ARCHITECTURE.md §8
+// A random world of clients, one host and memory servers, with the rule of docs/architecture.md §8
 // checked at every consumer take: the value is the newest a client wrote or the host flushed.
 void model_run(bool with_hv, uint32_t servers, uint32_t max_inflight, uint64_t seed, uint32_t steps) {
   RigOptions o;

@@ -1,4 +1,4 @@
-/* pd3/parser.h — the parser plug-in ABI (ARCHITECTURE.md §6, paper §5.1).
+/* pd3/parser.h — the parser plug-in ABI (docs/architecture.md §6, paper §5.1).
  *
  * A parser tells the agent which keys a client request will touch (parse_request), and tells the
  * memory server and the Transfer Engine which keys a data record holds (parse_record). Built-in

@@ -1,5 +1,5 @@
 /* pd3/record.h — the built-in data record format: length-prefixed key/value records, packed back to
- * back. The memory server indexes every write with it (ARCHITECTURE.md §6 parseRecord) and the
+ * back. The memory server indexes every write with it (docs/architecture.md §6 parseRecord) and the
  * Transfer Engine uses it to keep Host View right (§8). The example apps store their data this way.
  *
  *   u32 key_len | u32 value_len | key bytes | value bytes | next record ...
