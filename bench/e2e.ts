@@ -10,8 +10,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from './lib/e2e-apps.js';
-import { barChart, lineChart } from './lib/svg-chart.js';
+import { MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from '../examples/harness/e2e-apps.js';
+import { barChart, lineChart } from '../examples/harness/svg-chart.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const argv = process.argv.slice(2);

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startAgent, startMemserver, type Daemon } from './lib/processes.js';
+import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_prefetch');

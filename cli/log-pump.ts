@@ -1,6 +1,12 @@
 // log-pump.ts — moves a native component's queued log events into a Logger every ~100 ms.
-import type { NativeLogEvent } from '../host/native.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
+
+/** One structured log event from a native component (native/common/log_queue.hpp). */
+export interface NativeLogEvent {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  event: string;
+  message: string;
+}
 
 /** A native handle that queues log events (MemServerHandle, EngineHandle). */
 export interface LogSource {

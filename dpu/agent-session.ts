@@ -1,7 +1,7 @@
 // agent-session.ts — the agent's side of a host segment, for TS tools and tests: take requests,
 // answer them, produce Loading Zone items. The Transfer Engine drives the same native session.
-import { callNative } from '../host/errors.js';
-import { addon, type NativeAgentHandle, type NativeRequest } from '../host/native.js';
+import { callNative } from '../common/errors.js';
+import { addon, type NativeAgentHandle, type NativeRequest } from './native.js';
 
 /** A request taken from the request ring (see native/include/pd3/wire.h, pd3_request). */
 export type AgentRequest = NativeRequest;

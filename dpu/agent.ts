@@ -1,12 +1,12 @@
 // agent.ts — Agent: a Transfer Engine in this process, over the native EngineHandle (its own
 // thread), with its logs pumped into a Logger and its metrics served over HTTP.
-import { agentFamilies } from '../cli/agent-metrics.js';
-import type { AgentOptions } from '../cli/agent-config.js';
+import { agentFamilies } from './agent-metrics.js';
+import type { AgentOptions } from './agent-config.js';
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
 import { Logger } from '../cli/logger.js';
 import { NativeService } from '../cli/native-service.js';
-import { callNative } from '../host/errors.js';
-import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from '../host/native.js';
+import { callNative } from '../common/errors.js';
+import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from './native.js';
 import type { Parser } from '../parsers/index.js';
 import { resolvePrefetchParser } from './prefetch-parser.js';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // cli.ts — pd3-agent: runs the agent's Transfer Engine from flags and a config file (see docs/cli.md).
-import { agentHelp, parseAgentCommand } from '../cli/agent-config.js';
+import { agentHelp, parseAgentCommand } from './agent-config.js';
 import { runDeployable } from '../cli/daemon.js';
 
 await runDeployable({

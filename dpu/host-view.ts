@@ -1,7 +1,7 @@
 // host-view.ts — Host View from TS (tests and tools): the agent's sharded set of key hashes.
 // The agent's prefetcher uses the native submit/complete API directly; this is the batch wrapper.
-import { callNative } from '../host/errors.js';
-import { addon, type NativeHostView, type NativeHostViewOptions } from '../host/native.js';
+import { callNative } from '../common/errors.js';
+import { addon, type NativeHostView, type NativeHostViewOptions } from './native.js';
 
 export type HostViewOptions = NativeHostViewOptions;
 

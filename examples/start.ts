@@ -6,9 +6,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runKv, type Mode, type ModeResult, type RunSpec } from '../bench/lib/e2e-apps.js';
-import { stopAllDaemons } from '../bench/lib/processes.js';
-import { barChart } from '../bench/lib/svg-chart.js';
+import { runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
+import { stopAllDaemons } from './harness/processes.js';
+import { barChart } from './harness/svg-chart.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODES: Array<{ mode: Mode; what: string }> = [

@@ -1,32 +1,7 @@
-// errors.ts — Pd3Error: a failure that carries the pd3_status code and its symbolic name.
+// errors.ts — the host library's error vocabulary: Pd3Error (shared by every part) and status().
 import { constants } from './native.js';
 
-const nameOf = new Map<number, string>(Object.entries(constants.status).map(([name, code]) => [code, name]));
-
-/** An error from PD3 with the C status code (negative) and its name, e.g. "PD3_E_AGAIN". */
-export class Pd3Error extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, message?: string) {
-    const code = nameOf.get(status) ?? 'PD3_E_UNKNOWN';
-    super(message ? `${code}: ${message}` : code);
-    this.name = 'Pd3Error';
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/** Runs a native constructor, turning its status-carrying errors ("create: PD3_E_EXISTS: why")
- *  into Pd3Error ("PD3_E_EXISTS: create: why"); other errors pass through. */
-export function callNative<T>(make: () => T): T {
-  try {
-    return make();
-  } catch (e) {
-    const err = e as Error & { status?: number };
-    if (typeof err.status === 'number') throw new Pd3Error(err.status, err.message.replace(/^(\w+): PD3_E_\w+: /, '$1: '));
-    throw e;
-  }
-}
+export { Pd3Error, callNative } from '../common/errors.js';
 
 /** The status code of a name, e.g. status('PD3_E_AGAIN') === -1. Throws for an unknown name. */
 export function status(name: string): number {

@@ -1,7 +1,8 @@
 // pd3-host.ts — Pd3Host: the host library for TS data systems (remote memory + checkAndReturn).
-import { callNative, Pd3Error } from './errors.js';
+import { callNative, Pd3Error } from '../common/errors.js';
 import { LoadingZoneReader } from './lz-reader.js';
-import { addon, constants as C, type ControlField, type NativeHostHandle } from './native.js';
+import type { ControlField } from '../common/constants.js';
+import { addon, constants as C, type NativeHostHandle } from './native.js';
 
 /** Sizes and behaviour of a new host segment. Sizes left out take the defaults of segment.h. */
 export interface Pd3HostOptions {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // cli.ts — pd3-memserver: runs a memory server from flags and a config file (see docs/cli.md).
 import { runDeployable } from '../cli/daemon.js';
-import { memServerHelp, parseMemServerCommand } from '../cli/memserver-config.js';
+import { memServerHelp, parseMemServerCommand } from './config.js';
 
 await runDeployable({
   name: 'pd3-memserver',

@@ -1,6 +1,6 @@
 // index.ts — pd3/memserver: the memory server's TS API: MemServer runs one in-process (the
 // pd3-memserver CLI is memserver/cli.ts), with the request vocabulary it executes (from the C headers).
-import { constants } from '../host/native.js';
+import { constants } from './native.js';
 
 /** Operations of host requests (pd3_request.op_id >> 14). */
 export const RequestOp = {
@@ -18,8 +18,8 @@ export const ControlOp = {
 } as const;
 
 export { MemServer } from './server.js';
-export { memServerOptions, parseMemServerCommand } from '../cli/memserver-config.js';
-export type { MemServerOptions, MemServerSettings } from '../cli/memserver-config.js';
+export { memServerOptions, parseMemServerCommand } from './config.js';
+export type { MemServerOptions, MemServerSettings } from './config.js';
 export type { Endpoint } from '../cli/endpoint.js';
 export { Logger } from '../cli/logger.js';
 export type { LogLevel, LogFields } from '../cli/logger.js';

@@ -2,12 +2,12 @@
 // event-loop thread), with its logs pumped into a Logger and its metrics served over HTTP.
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
 import { Logger } from '../cli/logger.js';
-import type { MemServerOptions } from '../cli/memserver-config.js';
-import { memServerFamilies } from '../cli/memserver-metrics.js';
+import type { MemServerOptions } from './config.js';
+import { memServerFamilies } from './metrics.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import { NativeService } from '../cli/native-service.js';
-import { callNative } from '../host/errors.js';
-import { addon, type NativeMemServer, type NativeMemServerOptions } from '../host/native.js';
+import { callNative } from '../common/errors.js';
+import { addon, type NativeMemServer, type NativeMemServerOptions } from './native.js';
 
 /** The record parser as configured, for logs and metrics. */
 function recordParserName(o: MemServerOptions): string {

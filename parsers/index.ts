@@ -66,4 +66,4 @@ export type { GrpcConfig, GrpcMethodConfig, GrpcLimits } from './grpc/grpc-confi
 export { resp } from './resp.js';
 export { binary } from './binary.js';
 export { loadParser, NativeParser, NativeFlowParser, parserConstants } from './native-parser.js';
-export type { ParserConstants, NativeParserHandle, NativeFlowHandle } from './native-parser.js';
+export type { ParserConstants, NativeParserHandle, NativeFlowHandle } from './native.js';

@@ -1,58 +1,10 @@
 // native-parser.ts — a Parser over a native parser (a built-in or a plug-in library, ABI in
-// native/include/pd3/parser.h) through the addon's thin binding, native/addon/parser_binding.cpp.
-import { addon } from '../host/native.js';
+// native/include/pd3/parser.h) through the addon's thin binding, native/addon/parsers/parser_binding.cpp.
+import { addon, type NativeFlowHandle, type NativeParserHandle, type ParserConstants } from './native.js';
 import type { AccessOp, FlowParser, ParsedRequests, Parser, RecordKey } from './index.js';
 
-/** Constants of pd3/parser.h and pd3/binproto.h, as the addon exports them. */
-export interface ParserConstants {
-  readonly ABI_VERSION: number;
-  readonly ACCESS_READ: number;
-  readonly ACCESS_WRITE: number;
-  readonly ACCESS_DELETE: number;
-  /** Smallest output array a caller hands parse_request. */
-  readonly MIN_ACCESSES: number;
-  readonly BIN_MAGIC: number;
-  readonly BIN_GET: number;
-  readonly BIN_PUT: number;
-  readonly BIN_DEL: number;
-  /** Largest `length` of a binary request. */
-  readonly BIN_MAX_REQUEST: number;
-  readonly SIZEOF_BIN_HEADER: number;
-}
-
-/** A loaded native parser (binding class NativeParser). */
-export interface NativeParserHandle {
-  readonly name: string;
-  readonly isPlugin: boolean;
-  parseRecord(bytes: Uint8Array): {
-    key: Buffer;
-    offset: number;
-    length: number;
-    recordOffset: number;
-    recordLength: number;
-  }[];
-  close(): void;
-}
-
-/** One flow of a native parser (binding class NativeFlow). */
-export interface NativeFlowHandle {
-  /** Every complete request's accesses (ops as ACCESS_* numbers), or null on a protocol error at the start. */
-  parseRequest(bytes: Uint8Array): { accesses: { key: Buffer; op: number }[]; consumed: number } | null;
-  resync(bytes: Uint8Array): number;
-  close(): void;
-}
-
-/** The part of the addon this module uses (native/addon/parser_binding.cpp). */
-interface ParserBinding {
-  NativeParser: new (nameOrPath: string) => NativeParserHandle;
-  NativeFlow: new (parser: NativeParserHandle) => NativeFlowHandle;
-  parserConstants: ParserConstants;
-}
-
-const binding = addon as unknown as ParserBinding;
-
 /** Every parser constant, from the C headers. */
-export const parserConstants: ParserConstants = binding.parserConstants;
+export const parserConstants: ParserConstants = addon.parserConstants;
 
 const OPS = new Map<number, AccessOp>([
   [parserConstants.ACCESS_READ, 'READ'],
@@ -95,7 +47,7 @@ export class NativeParser implements Parser {
   /** Throws an Error with `.code` (e.g. PD3_E_NOT_FOUND, PD3_E_BAD_VERSION) and the reason when the
    *  library cannot be used. */
   constructor(nameOrPath: string) {
-    this.handle = new binding.NativeParser(nameOrPath);
+    this.handle = new addon.NativeParser(nameOrPath);
     this.name = this.handle.name;
   }
 
@@ -105,7 +57,7 @@ export class NativeParser implements Parser {
   }
 
   openFlow(): NativeFlowParser {
-    return new NativeFlowParser(new binding.NativeFlow(this.handle));
+    return new NativeFlowParser(new addon.NativeFlow(this.handle));
   }
 
   /** The parser's parse_record, or the built-in pd3/record.h format when it has none. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgv } from '../dist/cli/argv.js';
-import { agentHelp, agentOptions, AGENT_SETTINGS, parseAgentCommand } from '../dist/cli/agent-config.js';
+import { agentHelp, agentOptions, AGENT_SETTINGS, parseAgentCommand } from '../dist/dpu/agent-config.js';
 import { parseEndpoint } from '../dist/cli/endpoint.js';
 import {
   memServerHelp,
@@ -13,7 +13,7 @@ import {
   MEMSERVER_SETTINGS,
   parseMemServerCommand,
   type MemServerOptions,
-} from '../dist/cli/memserver-config.js';
+} from '../dist/memserver/config.js';
 import { formatSize, parseSize } from '../dist/cli/sizes.js';
 import { UsageError } from '../dist/cli/usage-error.js';
 

@@ -4,9 +4,9 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentFamilies } from '../dist/cli/agent-metrics.js';
+import { agentFamilies } from '../dist/dpu/agent-metrics.js';
 import { Logger } from '../dist/cli/logger.js';
-import { MEMSERVER_BATCH_HISTOGRAM, memServerFamilies } from '../dist/cli/memserver-metrics.js';
+import { MEMSERVER_BATCH_HISTOGRAM, memServerFamilies } from '../dist/memserver/metrics.js';
 import { MetricsServer } from '../dist/cli/metrics-server.js';
 import {
   cumulativeBuckets,

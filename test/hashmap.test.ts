@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, startMemserver, type Daemon } from '../dist/bench/lib/processes.js';
+import { startAgent, startMemserver, type Daemon } from '../dist/examples/harness/processes.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Where cmake put the binaries (next to pd3_native_tests); PD3_HASHMAP_DIR overrides. */

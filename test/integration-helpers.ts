@@ -14,7 +14,7 @@ import {
   startMemserver,
   type Daemon,
   type MemserverSpec,
-} from '../dist/bench/lib/processes.js';
+} from '../dist/examples/harness/processes.js';
 import { uniqueName } from './helpers.js';
 
 export { Rand, randomModelRun } from './workers/model-run.mjs';

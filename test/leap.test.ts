@@ -1,8 +1,8 @@
-// leap.test.ts — the Leap baseline prefetcher (bench/baselines/leap.ts): majority trends
+// leap.test.ts — the Leap baseline prefetcher (workloads/leap.ts): majority trends
 // (sequential, strided, with noise), no trend, growing the detection span, the adaptive window,
 // the read-around fallback, bounds, option errors, and a digest test/native/leap_test.cpp shares.
 import { describe, expect, it } from 'vitest';
-import { LeapPrefetcher, type LeapDecision } from '../dist/bench/baselines/leap.js';
+import { LeapPrefetcher, type LeapDecision } from '../dist/workloads/index.js';
 
 const M64 = (1n << 64n) - 1n;
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { constants as C } from '../dist/host/index.js';
 import { addon } from '../dist/host/native.js';
-import { MEMSERVER_CLI, startDaemon, type Daemon } from '../dist/bench/lib/processes.js';
+import { MEMSERVER_CLI, startDaemon, type Daemon } from '../dist/examples/harness/processes.js';
 import { kvRecord } from './integration-helpers.js';
 
 const TOKEN = 'record-parser-test';

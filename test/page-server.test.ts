@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, startDaemon, startMemserver, type Daemon } from '../dist/bench/lib/processes.js';
+import { startAgent, startDaemon, startMemserver, type Daemon } from '../dist/examples/harness/processes.js';
 import {
   MODES,
   PAGE_SIZE,

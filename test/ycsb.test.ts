@@ -1,4 +1,4 @@
-// ycsb.test.ts — the YCSB workload generator (bench/lib/ycsb.ts): op mixes, zipfian skew against
+// ycsb.test.ts — the YCSB workload generator (workloads/ycsb.ts): op mixes, zipfian skew against
 // the analytic CDF, latest, uniform, keys and values, determinism, option errors, and hard digests
 // of the op stream that test/native/ycsb_test.cpp checks against the C++ generator too.
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import {
   type WorkloadName,
   type WorkloadOptions,
   type YcsbOp,
-} from '../dist/bench/lib/ycsb.js';
+} from '../dist/workloads/ycsb.js';
 
 const OP_CODE = { READ: 0, UPDATE: 1, INSERT: 2, SCAN: 3, RMW: 4 } as const;
 const M64 = (1n << 64n) - 1n;

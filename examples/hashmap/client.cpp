@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "client_connection.hpp"
-#include "header_errors.hpp"
+#include "workload_error.hpp"
 
 namespace pd3::hashmap {
 
@@ -87,7 +87,7 @@ int run(const ClientOptions& o) {
     if (o.verify) {
       source = std::make_unique<VerifySource>(o, c, share);
     } else if (YcsbSource::create(o, c, share, &source) != PD3_OK) {
-      std::fprintf(stderr, "pd3_hashmap_client: YCSB workload: %s\n", helper_error().c_str());
+      std::fprintf(stderr, "pd3_hashmap_client: YCSB workload: %s\n", pd3::workloads::last_error());
       return 2;
     }
     std::string why;

@@ -1,4 +1,4 @@
-// client_workload.hpp — what one client connection sends: YCSB operations (bench/native/ycsb.hpp)
+// client_workload.hpp — what one client connection sends: YCSB operations (native/workloads/ycsb.hpp)
 // grouped into requests of one op, or, in verify mode, random GET/PUT/DEL over the keys the
 // connection owns, with the exact answer each entry must get (a model of those keys), then a
 // read-back of every owned key.
@@ -45,7 +45,7 @@ class RequestSource {
 // then PUT of the same key. Consecutive operations of one kind share a request, up to `batch`.
 class YcsbSource : public RequestSource {
  public:
-  // PD3_OK or PD3_E_INVAL (reason in helper_error()).
+  // PD3_OK or PD3_E_INVAL (reason in pd3::workloads::last_error()).
   static int create(const ClientOptions& o, uint32_t connection, uint64_t requests, std::unique_ptr<RequestSource>* out);
 
   bool next(PlannedRequest* out) override;

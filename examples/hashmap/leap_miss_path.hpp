@@ -1,5 +1,5 @@
 // leap_miss_path.hpp — the `leap` mode: a miss waits for a direct read (as in sync), and Leap's
-// prefetcher (bench/baselines/leap.hpp: majority trend over the miss slot numbers, adaptive
+// prefetcher (native/workloads/leap.hpp: majority trend over the miss slot numbers, adaptive
 // window) picks slots to read ahead. Those reads run in the background on the worker's handle;
 // between operations their records go into the local cache if still current.
 #pragma once
@@ -7,7 +7,7 @@
 #include <array>
 #include <memory>
 
-#include "baselines/leap.hpp"
+#include "leap.hpp"
 #include "hash_table.hpp"
 #include "read_miss_path.hpp"
 

@@ -2,7 +2,7 @@
 #include "server.hpp"
 
 #include "async_miss_path.hpp"
-#include "header_errors.hpp"
+#include "workload_error.hpp"
 #include "leap_miss_path.hpp"
 #include "remote_setup.hpp"
 #include "zone_miss_path.hpp"
@@ -99,7 +99,7 @@ std::unique_ptr<MissPath> Server::miss_path_for(Worker& w) {
       lo.address_limit = o_.slots;
       std::unique_ptr<leap::Prefetcher> leap;
       if (leap::Prefetcher::create(lo, &leap) != PD3_OK) {
-        fail(PD3_E_INVAL, "Leap options: " + helper_error());
+        fail(PD3_E_INVAL, std::string("Leap options: ") + pd3::workloads::last_error());
         return nullptr;
       }
       return std::make_unique<LeapMissPath>(*w.channel(), *table_, w.context(), std::move(leap));

@@ -1,11 +1,11 @@
 // cli-settings.ts — pd3-page-server's flags and config keys, and the options they make.
-import type { Command, SettingLayers } from '../../cli/config.js';
-import { optionsFromObject, parseCommand } from '../../cli/config.js';
-import { formatEndpoint } from '../../cli/endpoint.js';
-import { LOG_LEVELS, type LogLevel } from '../../cli/logger.js';
-import { choice, describeJson, endpoint, endpointList, integer, path, size, text, type Setting } from '../../cli/settings.js';
-import { resolveToken } from '../../cli/token.js';
-import { UsageError } from '../../cli/usage-error.js';
+import type { Command, SettingLayers } from 'pd3/cli';
+import { optionsFromObject, parseCommand } from 'pd3/cli';
+import { formatEndpoint } from 'pd3/cli';
+import { LOG_LEVELS, type LogLevel } from 'pd3/cli';
+import { choice, describeJson, endpoint, endpointList, integer, path, size, text, type Setting } from 'pd3/cli';
+import { resolveToken } from 'pd3/cli';
+import { UsageError } from 'pd3/cli';
 import { MAX_GET_PAGES, MAX_PAGES, MODES, resolveOptions, usesAgent, type PageServerOptions } from './options.js';
 
 /** A percentage in (0, 100]. */

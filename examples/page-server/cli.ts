@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // cli.ts — pd3-page-server: the page server example as a process (flags, JSON logs on stderr, a
 // "ready" line with the port, clean stop on SIGINT/SIGTERM).
-import { runDeployable, type Deployable } from '../../cli/daemon.js';
+import { runDeployable, type Deployable } from 'pd3/cli';
 import { pageServerHelp } from './cli-help.js';
 import { parsePageServerArgs, type PageServerCliOptions } from './cli-settings.js';
 import { startPageServer } from './page-server.js';

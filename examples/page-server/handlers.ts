@@ -1,7 +1,7 @@
 // handlers.ts — the Pages service's calls over a PageStore: checks each request, runs it on an
 // application lane (blocking modes), and answers a failure with a gRPC status, never a crash.
 import * as grpc from '@grpc/grpc-js';
-import { Pd3Error } from '../../host/index.js';
+import { Pd3Error } from 'pd3/host';
 import type { Lanes } from './lanes.js';
 import type { PageServerMode } from './options.js';
 import type { PageStore } from './page-store.js';

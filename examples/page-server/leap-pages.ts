@@ -1,6 +1,6 @@
-// leap-pages.ts — mode leap: Leap's majority-trend prefetcher (bench/baselines/leap.ts) over the ids
+// leap-pages.ts — mode leap: Leap's majority-trend prefetcher (workloads/leap.ts) over the ids
 // of the pages that miss; the pages along the trend are read into the local cache.
-import { LeapPrefetcher } from '../../bench/baselines/leap.js';
+import { LeapPrefetcher } from 'pd3/workloads';
 
 /** What the store tells a host-side prefetcher, and what it is asked to read. */
 export interface PagePrefetcher {

@@ -1,7 +1,7 @@
 // load-run.ts — the load client: concurrent grpc-js callers issuing GetPage / PutPage over a YCSB
-// page-id stream (bench/lib/ycsb.ts: uniform or scrambled zipfian), measuring throughput and latency,
+// page-id stream (workloads/ycsb.ts: uniform or scrambled zipfian), measuring throughput and latency,
 // and with `verify` checking every page read against the model of what was written.
-import { createWorkload, type Distribution, type WorkloadName, type YcsbOp } from '../../bench/lib/ycsb.js';
+import { createWorkload, type Distribution, type WorkloadName, type YcsbOp } from 'pd3/workloads';
 import { LatencySamples } from './latency.js';
 import { pageContent } from './page-content.js';
 import { PagesClient } from './pages-client.js';

@@ -1,6 +1,6 @@
 // mode-parts.ts — what each remote mode is made of: its miss path, whether it prefetches on the host,
 // whether requests hold an application lane, and how GetPages reads its pages.
-import type { Pd3Host } from '../../host/index.js';
+import type { Pd3Host } from 'pd3/host';
 import { BatchedMissPath } from './batched-miss-path.js';
 import { LeapPages, type PagePrefetcher } from './leap-pages.js';
 import type { MissPath } from './miss-path.js';

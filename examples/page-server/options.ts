@@ -1,6 +1,6 @@
 // options.ts — what a page server is started with (startPageServer, and the CLI after its flags are
 // read), the defaults, and the check that turns them into the settings it runs with.
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from 'pd3/cli';
 
 /** How pages that are not in the local cache are served. */
 export type PageServerMode = 'local' | 'sync' | 'async' | 'leap' | 'pd3-noprefetch' | 'pd3';

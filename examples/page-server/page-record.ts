@@ -1,7 +1,7 @@
 // page-record.ts — how a page sits in remote memory: one record of the built-in format
 // (pd3/record.h: u32 key_len | u32 value_len | key | value) per page, key = the page id's decimal
 // digits, value = the 4096 page bytes, in a fixed-size slot per page.
-import { constants as C } from '../../host/index.js';
+import { constants as C } from 'pd3/host';
 import { PAGE_SIZE } from './page-content.js';
 
 // The longest key: a 64-bit id has at most 20 decimal digits.

@@ -2,7 +2,7 @@
 // the host segment, load every page into remote memory, then bind the gRPC port; in-process users
 // (tests, benchmarks) and the CLI start it the same way.
 import * as grpc from '@grpc/grpc-js';
-import { Pd3Host } from '../../host/index.js';
+import { Pd3Host } from 'pd3/host';
 import { CachedPageStore } from './cached-store.js';
 import { pagesHandlers } from './handlers.js';
 import { Lanes } from './lanes.js';

@@ -1,6 +1,6 @@
 // remote-pages.ts — the pages in remote memory: one slot per page in regions allocated at start,
 // read and written through Pd3Host (directly to the memory servers, or through the PD3 agent).
-import { Pd3Error, type Pd3Host } from '../../host/index.js';
+import { Pd3Error, type Pd3Host } from 'pd3/host';
 import { pageOfRecord, recordLength, SLOT_BYTES } from './page-record.js';
 
 // Largest region asked for: well below the memory server's 4 GiB - 4 KiB limit, so pages spread

@@ -1,6 +1,6 @@
 // zone-miss-path.ts — mode pd3: on a miss, checkAndReturn(page key) first; the remote read through
 // the agent only when the agent's prefetch has not brought the page into the Loading Zone.
-import type { Pd3Host } from '../../host/index.js';
+import type { Pd3Host } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
 import { PAGE_SIZE } from './page-content.js';
 import { pageKey } from './page-record.js';

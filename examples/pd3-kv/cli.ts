@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // cli.ts — `pd3-kv`: the RESP key-value store as a process (flags and config as in docs/cli.md;
 // JSON logs on stderr with a "ready" line; SIGINT/SIGTERM close it cleanly; bad flags exit 2).
-import { runDeployable } from '../../cli/daemon.js';
+import { runDeployable } from 'pd3/cli';
 import { kvHelp, parseKvCommand, type KvOptions } from './config.js';
 import { openKvServer } from './server.js';
 

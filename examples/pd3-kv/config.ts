@@ -1,13 +1,13 @@
 // config.ts — pd3-kv's settings (flags and config keys), their checks and defaults, and the
 // KvOptions they build. Same conventions as pd3-memserver and pd3-agent (docs/cli.md).
-import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from '../../cli/config.js';
-import { formatEndpoint, type Endpoint } from '../../cli/endpoint.js';
-import { renderHelp } from '../../cli/help.js';
-import { LOG_LEVELS, type LogLevel } from '../../cli/logger.js';
-import { choice, describeJson, endpoint, endpointList, integer, onOff, path, size, text, type Setting } from '../../cli/settings.js';
-import { formatSize } from '../../cli/sizes.js';
-import { resolveToken, TOKEN_MAX_BYTES } from '../../cli/token.js';
-import { UsageError } from '../../cli/usage-error.js';
+import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from 'pd3/cli';
+import { formatEndpoint, type Endpoint } from 'pd3/cli';
+import { renderHelp } from 'pd3/cli';
+import { LOG_LEVELS, type LogLevel } from 'pd3/cli';
+import { choice, describeJson, endpoint, endpointList, integer, onOff, path, size, text, type Setting } from 'pd3/cli';
+import { formatSize } from 'pd3/cli';
+import { resolveToken, TOKEN_MAX_BYTES } from 'pd3/cli';
+import { UsageError } from 'pd3/cli';
 import type { MemoryBudget } from './flusher.js';
 
 /** Every mode, as --mode takes them. */

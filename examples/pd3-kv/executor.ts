@@ -2,7 +2,7 @@
 // completed) at a time and in arrival order, one thread like a Garnet session thread. A command
 // whose record is remote waits for it (the mode's miss path) and runs again; in async mode the
 // misses of a whole batch are fetched together first. Replies of a batch leave in one write.
-import type { Logger } from '../../cli/logger.js';
+import type { Logger } from 'pd3/cli';
 import { arityOk } from './command-table.js';
 import type { Command, CommandContext, Transactions } from './command.js';
 import type { KvStore } from './kv-store.js';

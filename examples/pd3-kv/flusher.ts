@@ -1,8 +1,8 @@
 // flusher.ts — moves read-only log pages to remote memory when the resident log exceeds the memory
 // budget: writes them strictly in page order, and drops a page's local copy only once it and every
 // page before it are durable, so a key's newest record is the last one the memory server indexed.
-import type { Logger } from '../../cli/logger.js';
-import { Pd3Error } from '../../host/index.js';
+import type { Logger } from 'pd3/cli';
+import { Pd3Error } from 'pd3/host';
 import type { HybridLog, LogListener } from './hybrid-log.js';
 import type { KvStats } from './stats.js';
 import type { RemotePages } from './remote-pages.js';

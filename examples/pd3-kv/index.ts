@@ -1,6 +1,6 @@
 // index.ts — pd3-kv's programmatic entry: startKv runs the server in this process (tests,
 // benchmarks); cli.ts runs it as a deployable.
-import { Logger } from '../../cli/logger.js';
+import { Logger } from 'pd3/cli';
 import { kvOptions, type KvSettings } from './config.js';
 import { openKvServer, type KvServer } from './server.js';
 

@@ -1,7 +1,7 @@
 // leap-miss-path.ts — the Leap baseline (mode leap): synchronous remote reads on a miss, plus a
 // host-side prefetcher that runs Leap's majority-trend detection over the log page numbers of the
 // misses and reads the pages along the trend into a local page cache.
-import { LeapPrefetcher } from '../../bench/baselines/leap.js';
+import { LeapPrefetcher } from 'pd3/workloads';
 import { recordHasKey, recordValue } from './record.js';
 import type { MissPath } from './miss-path.js';
 import { readRemoteRecord } from './remote-record.js';

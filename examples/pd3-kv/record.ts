@@ -1,6 +1,6 @@
 // record.ts — pd3-kv's log records in the built-in record format of pd3/record.h
 // (u32 key_len | u32 value_len | key | value, little-endian), the format the memory server indexes.
-import { constants as C } from '../../host/index.js';
+import { constants as C } from 'pd3/host';
 
 /** Bytes of a record header. */
 export const HEADER_BYTES = C.SIZEOF_KV_HEADER;

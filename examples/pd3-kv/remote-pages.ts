@@ -1,7 +1,7 @@
 // remote-pages.ts — where flushed log pages live in remote memory: one region per `pagesPerRegion`
 // pages, allocated on first use, addressed through Pd3Host (direct to the memory servers, or
 // through the PD3 agent's rings).
-import { Pd3Error, type Pd3Host } from '../../host/index.js';
+import { Pd3Error, type Pd3Host } from 'pd3/host';
 
 /** Log pages in remote memory. */
 export class RemotePages {

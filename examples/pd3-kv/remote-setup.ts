@@ -1,8 +1,8 @@
 // remote-setup.ts — the remote side of a pd3-kv mode: the Pd3Host (direct to the memory servers,
 // or a segment for the PD3 agent), where flushed pages go, the flusher and the miss path.
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../../cli/logger.js';
-import { Pd3Host } from '../../host/index.js';
+import type { Logger } from 'pd3/cli';
+import { Pd3Host } from 'pd3/host';
 import { usesAgent, type KvOptions } from './config.js';
 import { DirectMissPath } from './direct-miss-path.js';
 import { Flusher } from './flusher.js';

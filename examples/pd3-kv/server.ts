@@ -1,10 +1,10 @@
 // server.ts — a running pd3-kv: the TCP listener, the store and its log, the mode's remote side,
 // the executor, active expiry, INFO, and a clean close.
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { formatEndpoint } from '../../cli/endpoint.js';
-import type { Logger } from '../../cli/logger.js';
-import { formatSize } from '../../cli/sizes.js';
-import { packageVersion } from '../../cli/version.js';
+import { formatEndpoint } from 'pd3/cli';
+import type { Logger } from 'pd3/cli';
+import { formatSize } from 'pd3/cli';
+import { packageVersion } from 'pd3/cli';
 import { commandTable } from './command-table.js';
 import type { Command } from './command.js';
 import { REDIS_COMPAT_VERSION } from './commands-server.js';

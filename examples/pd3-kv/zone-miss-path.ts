@@ -1,6 +1,6 @@
 // zone-miss-path.ts — full PD3 (mode pd3): checkAndReturn first, the out-of-core path only when the
 // agent's prefetch has not brought the key into the Loading Zone.
-import type { Pd3Host } from '../../host/index.js';
+import type { Pd3Host } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
 import { readRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';

@@ -1,7 +1,7 @@
-// leap_test.cpp — the C++ Leap baseline prefetcher (bench/baselines/leap.hpp): the decision digest
+// leap_test.cpp — the C++ Leap baseline prefetcher (native/workloads/leap.hpp): the decision digest
 // test/leap.test.ts checks too (so both languages decide alike), trends, the adaptive window,
 // read-around, bounds, 64-bit addresses and option errors.
-#include "../../bench/baselines/leap.hpp"
+#include "../../native/workloads/leap.hpp"
 
 #include <cstring>
 #include <unordered_set>
@@ -19,7 +19,7 @@ using pd3::leap::Trend;
 
 std::unique_ptr<Prefetcher> make(const Options& o = {}) {
   std::unique_ptr<Prefetcher> p;
-  if (Prefetcher::create(o, &p) != PD3_OK) std::fprintf(stderr, "  create failed: %s\n", pd3_last_error());
+  if (Prefetcher::create(o, &p) != PD3_OK) std::fprintf(stderr, "  create failed: %s\n", pd3::workloads::last_error());
   return p;
 }
 
@@ -201,7 +201,7 @@ TEST(leap_bad_options) {
   std::unique_ptr<Prefetcher> p;
   auto refused = [&](Options o, const char* needle) {
     const int rc = Prefetcher::create(o, &p);
-    return rc == PD3_E_INVAL && std::strstr(pd3_last_error(), needle) != nullptr;
+    return rc == PD3_E_INVAL && std::strstr(pd3::workloads::last_error(), needle) != nullptr;
   };
   Options o;
   o.history_size = 0;

@@ -1,7 +1,7 @@
-// ycsb_test.cpp — the C++ YCSB generator (bench/native/ycsb.hpp): the same hard digests as
+// ycsb_test.cpp — the C++ YCSB generator (native/workloads/ycsb.hpp): the same hard digests as
 // test/ycsb.test.ts (so both languages produce one op stream), op mixes, latest, keys, values,
 // and option errors.
-#include "../../bench/native/ycsb.hpp"
+#include "../../native/workloads/ycsb.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -37,7 +37,7 @@ uint64_t fnv_le(uint64_t h, uint64_t v, int width) {
 
 std::unique_ptr<Workload> make(const Options& o) {
   std::unique_ptr<Workload> w;
-  if (Workload::create(o, &w) != PD3_OK) std::fprintf(stderr, "  create failed: %s\n", pd3_last_error());
+  if (Workload::create(o, &w) != PD3_OK) std::fprintf(stderr, "  create failed: %s\n", pd3::workloads::last_error());
   return w;
 }
 
@@ -174,7 +174,7 @@ TEST(ycsb_keys) {
   CHECK_EQ(w->key_of(42, &key), PD3_OK);
   CHECK(key == "k000042");
   CHECK_EQ(w->key_of(1000000, &key), PD3_E_RANGE);
-  CHECK(std::strstr(pd3_last_error(), "does not fit in 6 digits") != nullptr);
+  CHECK(std::strstr(pd3::workloads::last_error(), "does not fit in 6 digits") != nullptr);
   uint8_t bin[8];
   Workload::binary_key_of(0x0102030405ull, bin);
   const uint8_t want[8] = {5, 4, 3, 2, 1, 0, 0, 0};
@@ -199,8 +199,8 @@ TEST(ycsb_bad_options) {
   std::unique_ptr<Workload> w;
   auto refused = [&](Options o, const char* needle) {
     const int rc = Workload::create(o, &w);
-    const bool ok = rc == PD3_E_INVAL && std::strstr(pd3_last_error(), needle) != nullptr;
-    if (!ok) std::fprintf(stderr, "  expected '%s', got %d '%s'\n", needle, rc, pd3_last_error());
+    const bool ok = rc == PD3_E_INVAL && std::strstr(pd3::workloads::last_error(), needle) != nullptr;
+    if (!ok) std::fprintf(stderr, "  expected '%s', got %d '%s'\n", needle, rc, pd3::workloads::last_error());
     return ok;
   };
   CHECK(refused(opts('A', 0, 1), "record_count must be 1 .. 2^37"));

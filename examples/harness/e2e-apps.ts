@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../../examples/page-server/index.js';
+import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.js';
 import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
 import { loadRecords, runYcsb } from './resp-ycsb.js';
 

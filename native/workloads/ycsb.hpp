@@ -1,6 +1,6 @@
 // ycsb.hpp — seeded YCSB core workloads A–F for native clients, bit-for-bit the same op sequence,
-// keys and values as bench/lib/ycsb.ts (docs/workloads.md). Header-only; create() reports bad
-// options through pd3::fail (link pd3common).
+// keys and values as workloads/ycsb.ts (docs/workloads.md). Header-only; create() reports bad
+// options through workloads::fail, read back with pd3::workloads::last_error() (no library needed).
 //
 // Every decision uses uint64 arithmetic and IEEE +, −, ×, ÷, floor and this file's own ln/exp, in
 // the same order as ycsb.ts, so results do not depend on the C library's pow. That also needs no
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
 #include "pd3/status.h"
+#include "workload_error.hpp"
 
 #if FLT_EVAL_METHOD != 0
 #error "ycsb.hpp needs double arithmetic without excess precision (SSE2 / AArch64), or it diverges from ycsb.ts"
@@ -274,7 +274,7 @@ inline double zeta(uint64_t n, double theta) { return Zipfian(theta).zeta(n); }
 // prefix + n zero-padded to width digits; PD3_E_RANGE if n has more digits.
 inline int format_key(uint64_t n, uint32_t width, const std::string& prefix, std::string* out) {
   const std::string digits = std::to_string(n);
-  if (digits.size() > width) return pd3::fail(PD3_E_RANGE, "key %llu does not fit in %u digits", (unsigned long long)n, width);
+  if (digits.size() > width) return workloads::fail(PD3_E_RANGE, "key %llu does not fit in %u digits", (unsigned long long)n, width);
   out->assign(prefix);
   out->append(width - digits.size(), '0');
   out->append(digits);
@@ -308,30 +308,30 @@ class Workload {
     Options o = options;
     const int mix_index = o.workload - 'A';
     if (mix_index < 0 || mix_index > 5) {
-      return pd3::fail(PD3_E_INVAL, "unknown workload '%c' (expected one of A, B, C, D, E, F)", o.workload);
+      return workloads::fail(PD3_E_INVAL, "unknown workload '%c' (expected one of A, B, C, D, E, F)", o.workload);
     }
     if (o.distribution == Distribution::kDefault) {
       o.distribution = o.workload == 'D' ? Distribution::kLatest : Distribution::kZipfian;
     }
     if (o.distribution != Distribution::kUniform && o.distribution != Distribution::kZipfian &&
         o.distribution != Distribution::kLatest) {
-      return pd3::fail(PD3_E_INVAL, "unknown distribution %d", int(o.distribution));
+      return workloads::fail(PD3_E_INVAL, "unknown distribution %d", int(o.distribution));
     }
     if (o.record_count < 1 || o.record_count > kMaxRecords) {
-      return pd3::fail(PD3_E_INVAL, "record_count must be 1 .. 2^37, got %llu", (unsigned long long)o.record_count);
+      return workloads::fail(PD3_E_INVAL, "record_count must be 1 .. 2^37, got %llu", (unsigned long long)o.record_count);
     }
     if (o.operation_count != kUnbounded && o.operation_count > kMaxOperations) {
-      return pd3::fail(PD3_E_INVAL, "operation_count must be 0 .. 2^45 or kUnbounded, got %llu",
+      return workloads::fail(PD3_E_INVAL, "operation_count must be 0 .. 2^45 or kUnbounded, got %llu",
                        (unsigned long long)o.operation_count);
     }
     if (o.key_width < 1 || o.key_width > kMaxKeyWidth) {
-      return pd3::fail(PD3_E_INVAL, "key_width must be 1 .. %u, got %u", kMaxKeyWidth, o.key_width);
+      return workloads::fail(PD3_E_INVAL, "key_width must be 1 .. %u, got %u", kMaxKeyWidth, o.key_width);
     }
     if (o.value_size < 1 || o.value_size > kMaxValueSize) {
-      return pd3::fail(PD3_E_INVAL, "value_size must be 1 .. %u, got %u", kMaxValueSize, o.value_size);
+      return workloads::fail(PD3_E_INVAL, "value_size must be 1 .. %u, got %u", kMaxValueSize, o.value_size);
     }
     if (!(o.theta > 0 && o.theta < 1)) {
-      return pd3::fail(PD3_E_INVAL, "theta must be 0 < theta < 1 (Gray's zipfian needs θ ≠ 1), got %g", o.theta);
+      return workloads::fail(PD3_E_INVAL, "theta must be 0 < theta < 1 (Gray's zipfian needs θ ≠ 1), got %g", o.theta);
     }
     const uint64_t insert_per_mille = kMix[mix_index][2];
     const bool bounded = o.operation_count != kUnbounded;
@@ -340,7 +340,7 @@ class Workload {
     const uint64_t space = std::min(o.record_count + expected_inserts, kMaxRecords);
     const uint64_t last_key = o.record_count - 1 + (insert_per_mille != 0 && bounded ? o.operation_count : 0);
     if (std::to_string(last_key).size() > o.key_width) {
-      return pd3::fail(PD3_E_INVAL, "key_width %u is too small: record %llu needs %zu digits", o.key_width,
+      return workloads::fail(PD3_E_INVAL, "key_width %u is too small: record %llu needs %zu digits", o.key_width,
                        (unsigned long long)last_key, std::to_string(last_key).size());
     }
     out->reset(new Workload(o, mix_index, space));

@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "dpu/host_view.hpp"
 
 namespace pd3addon {

@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "dpu/agent_session.hpp"
 
 namespace pd3addon {

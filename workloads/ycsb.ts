@@ -1,5 +1,5 @@
 // ycsb.ts — seeded YCSB core workloads A–F (op mix, uniform / scrambled zipfian / latest keys, keys
-// and deterministic values), bit-for-bit the same sequence as bench/native/ycsb.hpp (docs/workloads.md).
+// and deterministic values), bit-for-bit the same sequence as native/workloads/ycsb.hpp (docs/workloads.md).
 //
 // Everything that decides an op uses 64-bit integer arithmetic written with 32-bit halves, IEEE
 // +, −, ×, ÷ and floor, and this file's own ln/exp (Math.pow and C++ std::pow differ in the last

@@ -1,7 +1,7 @@
 // constants.cpp — exports every wire and layout constant to TS, so TS never copies a number.
 #include <cstddef>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "pd3/record.h"
 #include "pd3/segment.h"
 #include "pd3/status.h"

@@ -1,4 +1,5 @@
-// addon.hpp — declarations shared by the addon's binding files (thin wrappers, no logic).
+// addon.hpp — what the binding files of every addon share (thin wrappers, no logic). Each part has
+// its own addon (host, agent, memserver, parsers), built from its folder plus this one.
 #pragma once
 
 #include <napi.h>
@@ -13,7 +14,7 @@ namespace pd3addon {
 // The constants object (constants.cpp).
 Napi::Object constants(Napi::Env env);
 
-// Register the binding classes on `exports`.
+// Register binding classes on `exports` (each defined in its addon's folder).
 void init_host(Napi::Env env, Napi::Object exports);
 void init_agent(Napi::Env env, Napi::Object exports);
 void init_host_view(Napi::Env env, Napi::Object exports);

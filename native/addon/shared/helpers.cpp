@@ -1,10 +1,9 @@
-// addon.cpp — module entry: constants, key hash, and the host and agent bindings.
-#include "addon.hpp"
+// helpers.cpp — what every addon's bindings share: status errors, argument checks, log events.
+#include "shared/addon.hpp"
 
 #include <string>
 
 #include "pd3/status.h"
-#include "pd3/wire.h"
 
 namespace pd3addon {
 
@@ -34,16 +33,6 @@ uint32_t u32_arg(const Napi::CallbackInfo& info, size_t index, const char* name,
   return uint32_t(v);
 }
 
-namespace {
-
-// lzKeyHash(key: Uint8Array): number — the Loading Zone index hash, for the TS port's test.
-Napi::Value lz_key_hash(const Napi::CallbackInfo& info) {
-  const Bytes key = bytes_arg(info, 0, "key");
-  return Napi::Number::New(info.Env(), pd3_lz_key_hash(key.data, uint32_t(key.size)));
-}
-
-}  // namespace
-
 Napi::Object log_events(Napi::Env env, const std::vector<pd3::LogEvent>& events, uint64_t dropped) {
   Napi::Array list = Napi::Array::New(env, events.size());
   for (uint32_t i = 0; i < events.size(); ++i) {
@@ -59,20 +48,4 @@ Napi::Object log_events(Napi::Env env, const std::vector<pd3::LogEvent>& events,
   return out;
 }
 
-Napi::Object init(Napi::Env env, Napi::Object exports) {
-  exports.Set("constants", constants(env));
-  exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));
-  init_host(env, exports);
-  init_agent(env, exports);
-  init_host_view(env, exports);
-  init_engine(env, exports);
-  init_memserver(env, exports);
-  init_parsers(env, exports);
-  return exports;
-}
-
 }  // namespace pd3addon
-
-static Napi::Object InitPd3Addon(Napi::Env env, Napi::Object exports) { return pd3addon::init(env, exports); }
-
-NODE_API_MODULE(pd3_addon, InitPd3Addon)

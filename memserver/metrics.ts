@@ -1,7 +1,7 @@
-// memserver-metrics.ts — pd3-memserver's metrics: native MemServerHandle stats and its batch-size
+// metrics.ts — pd3-memserver's metrics: native MemServerHandle stats and its batch-size
 // histogram as Prometheus families.
-import { cumulativeBuckets, type MetricFamily } from './metrics.js';
-import { familiesFromStats, type StatMetric } from './stat-metrics.js';
+import { cumulativeBuckets, type MetricFamily } from '../cli/metrics.js';
+import { familiesFromStats, type StatMetric } from '../cli/stat-metrics.js';
 
 const PREFIX = 'pd3_memserver';
 const REQUESTS = 'Request records executed, by operation.';

@@ -1,12 +1,12 @@
 // agent-config.ts — pd3-agent's settings (flags and config keys), their checks and defaults, and
 // the AgentOptions they build.
-import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from './config.js';
-import type { Endpoint } from './endpoint.js';
-import { renderHelp } from './help.js';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from './settings.js';
-import { resolveToken, TOKEN_MAX_BYTES } from './token.js';
-import { UsageError } from './usage-error.js';
+import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from '../cli/config.js';
+import type { Endpoint } from '../cli/endpoint.js';
+import { renderHelp } from '../cli/help.js';
+import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
+import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from '../cli/settings.js';
+import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
+import { UsageError } from '../cli/usage-error.js';
 
 /** Every setting of pd3-agent, by config key. */
 export const AGENT_SETTINGS = {

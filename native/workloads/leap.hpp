@@ -1,7 +1,7 @@
 // leap.hpp — the "leap" baseline prefetcher for native hosts: Leap's majority-trend detection and
 // adaptive prefetch window (Maruf & Chowdhury, USENIX ATC'20, Algorithms 1–2), making the same
-// decisions as bench/baselines/leap.ts (docs/workloads.md). Header-only; create() reports bad
-// options through pd3::fail (link pd3common).
+// decisions as workloads/leap.ts (docs/workloads.md). Header-only; create() reports bad
+// options through workloads::fail, read back with pd3::workloads::last_error() (no library needed).
 #pragma once
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "common/error.hpp"
 #include "pd3/status.h"
+#include "workload_error.hpp"
 
 namespace pd3::leap {
 
@@ -54,15 +54,15 @@ class Prefetcher {
   // PD3_E_INVAL with the reason in pd3_last_error() for bad options.
   static int create(const Options& options, std::unique_ptr<Prefetcher>* out) {
     if (options.history_size < 1 || options.history_size > kMaxHistory) {
-      return pd3::fail(PD3_E_INVAL, "history_size must be 1 .. %u, got %u", kMaxHistory, options.history_size);
+      return workloads::fail(PD3_E_INVAL, "history_size must be 1 .. %u, got %u", kMaxHistory, options.history_size);
     }
     if (options.split < 1 || options.split > options.history_size) {
-      return pd3::fail(PD3_E_INVAL, "split must be 1 .. history_size (%u), got %u", options.history_size, options.split);
+      return workloads::fail(PD3_E_INVAL, "split must be 1 .. history_size (%u), got %u", options.history_size, options.split);
     }
     if (options.max_window < 1 || options.max_window > kMaxWindow) {
-      return pd3::fail(PD3_E_INVAL, "max_window must be 1 .. %u, got %u", kMaxWindow, options.max_window);
+      return workloads::fail(PD3_E_INVAL, "max_window must be 1 .. %u, got %u", kMaxWindow, options.max_window);
     }
-    if (options.address_limit < 1) return pd3::fail(PD3_E_INVAL, "address_limit must be at least 1");
+    if (options.address_limit < 1) return workloads::fail(PD3_E_INVAL, "address_limit must be at least 1");
     out->reset(new Prefetcher(options));
     return PD3_OK;
   }

@@ -1,7 +1,7 @@
 // leap.ts — the "leap" baseline prefetcher: Leap's majority-trend detection (Boyer–Moore voting over
 // the deltas of recent accesses) and its adaptive prefetch window (Maruf & Chowdhury, "Effectively
 // Prefetching Remote Memory with Leap", USENIX ATC'20, Algorithms 1–2), for a host that fetches
-// pages or slots from remote memory. Same decisions as bench/baselines/leap.hpp (docs/workloads.md).
+// pages or slots from remote memory. Same decisions as native/workloads/leap.hpp (docs/workloads.md).
 
 /** What LeapPrefetcher accepts. */
 export interface LeapOptions {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "parsers/parser_flow.hpp"
 #include "parsers/plugin_loader.hpp"
 #include "pd3/binproto.h"

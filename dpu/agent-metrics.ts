@@ -1,8 +1,8 @@
 // agent-metrics.ts — pd3-agent's metrics: native EngineHandle stats and per-server state as
 // Prometheus families.
-import type { NativeServerState } from '../host/native.js';
-import type { MetricFamily } from './metrics.js';
-import { familiesFromStats, type StatMetric } from './stat-metrics.js';
+import type { NativeServerState } from './native.js';
+import type { MetricFamily } from '../cli/metrics.js';
+import { familiesFromStats, type StatMetric } from '../cli/stat-metrics.js';
 
 const PREFIX = 'pd3_agent';
 

@@ -1,7 +1,7 @@
 // host_binding.cpp — HostHandle: a JS object owning one pd3_host handle (thin wrapper of host.h).
 #include <string>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "pd3/host.h"
 
 namespace pd3addon {

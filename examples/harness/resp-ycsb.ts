@@ -2,7 +2,7 @@
 // a pipelined bulk load, then a timed run of a YCSB workload from several connections, each
 // keeping `depth` requests outstanding. Reports throughput and latency percentiles.
 import { Redis } from 'ioredis';
-import { createWorkload, formatKey, valueBytes, type Distribution, type WorkloadName } from './ycsb.js';
+import { createWorkload, formatKey, valueBytes, type Distribution, type WorkloadName } from 'pd3/workloads';
 
 /** What to load and run. */
 export interface RespYcsbOptions {

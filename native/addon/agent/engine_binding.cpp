@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "js_parser_bridge.hpp"
 #include "pd3/status.h"
 #include "common/net.hpp"

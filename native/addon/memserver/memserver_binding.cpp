@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "addon.hpp"
+#include "shared/addon.hpp"
 #include "memserver/mem_store.hpp"
 #include "memserver/record_parser.hpp"
 #include "memserver/tcp_server.hpp"

@@ -1,12 +1,12 @@
-// memserver-config.ts — pd3-memserver's settings (flags and config keys), their checks and
+// config.ts — pd3-memserver's settings (flags and config keys), their checks and
 // defaults, and the MemServerOptions they build.
-import { recordParserSetting } from '../memserver/record-parser-setting.js';
-import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from './config.js';
-import type { Endpoint } from './endpoint.js';
-import { renderHelp } from './help.js';
-import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from './settings.js';
-import { resolveToken, TOKEN_MAX_BYTES } from './token.js';
+import { recordParserSetting } from './record-parser-setting.js';
+import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from '../cli/config.js';
+import type { Endpoint } from '../cli/endpoint.js';
+import { renderHelp } from '../cli/help.js';
+import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
+import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from '../cli/settings.js';
+import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 
 /** Every setting of pd3-memserver, by config key. */
 export const MEMSERVER_SETTINGS = {

@@ -1,0 +1,134 @@
+// native.ts — loads the agent's addon (pd3_agent.node: the agent's side of the segment, the Host
+// View, the Transfer Engine with its mirror and prefetcher) and types its surface.
+import { loadAddon } from '../common/addon.js';
+import type { NativeConstants } from '../common/constants.js';
+import { learnStatusNames } from '../common/errors.js';
+import type { NativeLogEvent } from '../cli/log-pump.js';
+import type { Parser } from '../parsers/index.js';
+
+/** One request as the agent takes it from the ring. */
+export interface NativeRequest {
+  opId: number;
+  op: number;
+  id: number;
+  region: number;
+  offset: number;
+  size: number;
+  payload: Buffer;
+  /** 0, or a negative status the agent must answer with (malformed record). */
+  status: number;
+}
+
+/** One pd3::AgentSession (native/addon/agent/agent_binding.cpp). */
+export interface NativeAgentHandle {
+  beat(): void;
+  takeRequests(max?: number): NativeRequest[];
+  respond(opId: number, status: number, data?: Uint8Array | number): number;
+  produce(opId: number, key: Uint8Array, data: Uint8Array): number;
+  clean(): number;
+  invalidate(key: Uint8Array): number;
+  pending(): number;
+  close(): void;
+}
+
+/** Options of a Host View (native/dpu/host_view.hpp). */
+export interface NativeHostViewOptions {
+  capacity: number;
+  shards?: number;
+  maxLoad?: number;
+  simd?: 'best' | 'scalar' | 'sse4.1' | 'avx2' | 'neon';
+  hugePages?: boolean;
+  batched?: boolean;
+  delayedSecond?: boolean;
+  batch?: number;
+}
+
+/** One sharded Host View (native/addon/agent/host_view_binding.cpp). */
+export interface NativeHostView {
+  lookup(hashes: BigUint64Array): Uint8Array;
+  insert(hashes: BigUint64Array): Uint8Array;
+  erase(hashes: BigUint64Array): Uint8Array;
+  info(): { size: number; bytes: number; shards: number; simd: string; pages: string };
+  close(): void;
+}
+
+/** Options of a Transfer Engine (native/dpu/transfer_engine.hpp, EngineOptions). */
+export interface NativeEngineOptions {
+  segment: string;
+  /** "host:port" of each memory server. */
+  servers: string[];
+  token: string;
+  maxBatchRecords?: number;
+  maxBatchBytes?: number;
+  batchDelayUs?: number;
+  maxOutstanding?: number;
+  responseBufferBytes?: number;
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  reconnectMs?: number;
+  idleSpinUs?: number;
+  idleSleepUs?: number;
+  idleSleepMaxUs?: number;
+  hostView?: boolean;
+  hostViewCapacity?: number;
+  hostViewShards?: number;
+  /** DPU-direct prefetching (native/dpu/prefetch_path.hpp); absent: off. */
+  prefetch?: {
+    parser: string;
+    backend: 'afpacket' | 'tee';
+    /** "host:port" of the app. */
+    app: string;
+    /** tee only: "host:port" clients connect to. */
+    listen?: string;
+    interface?: string;
+    /** Who sends each prefetch: the agent (DPU-direct, default) or the host after a hint (§6.2). */
+    issuer?: 'agent' | 'host';
+    /** issuer "host": a hint the host has not returned by then is given up. */
+    hintTimeoutMs?: number;
+    /** The parser is a TS one, attached with attachParser() (`parser` is then its name, for logs). */
+    external?: boolean;
+    maxInflight?: number;
+    maxItemBytes?: number;
+  };
+}
+
+/** One memory server as the engine sees it. */
+export interface NativeServerState {
+  endpoint: string;
+  connected: boolean;
+  serverId: number;
+  capacity: number;
+  freeBytes: number;
+  lastError: string;
+}
+
+/** A running Transfer Engine (binding native/addon/agent/engine_binding.cpp). */
+export interface NativeEngine {
+  /** EngineStats fields, snake_case as in the C++ struct. */
+  stats(): Record<string, number>;
+  servers(): NativeServerState[];
+  takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** The tee proxy's port when prefetching uses the tee backend, else 0. */
+  teePort(): number;
+  /** With prefetch.external: runs this TS parser on the JS thread and starts capturing;
+   *  onFlowEvents is called when captured flow events wait for pumpFlows(). Once. */
+  attachParser(parser: Parser, onFlowEvents: () => void): void;
+  /** Parses up to `max` captured flow events on this thread; returns how many. */
+  pumpFlows(max?: number): number;
+  /** Stops the engine thread and detaches; idempotent. */
+  close(): void;
+}
+
+interface AgentAddon {
+  constants: NativeConstants;
+  AgentHandle: new (name: string) => NativeAgentHandle;
+  HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
+  hostViewKeyHash(key: Uint8Array): bigint;
+  EngineHandle: new (options: NativeEngineOptions) => NativeEngine;
+}
+
+/** The loaded addon. */
+export const addon: AgentAddon = loadAddon<AgentAddon>('pd3_agent');
+/** Every wire and layout constant, from the C headers. */
+export const constants: NativeConstants = addon.constants;
+learnStatusNames(constants.status);

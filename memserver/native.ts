@@ -1,0 +1,62 @@
+// native.ts — loads the memory server's addon (pd3_memserver.node: regions, the key index, the
+// TCP server) and types its surface.
+import { loadAddon } from '../common/addon.js';
+import type { NativeConstants } from '../common/constants.js';
+import { learnStatusNames } from '../common/errors.js';
+import type { NativeLogEvent } from '../cli/log-pump.js';
+
+/** Options of a memory server (native/memserver, binding native/addon/memserver_binding.cpp). */
+/** Options of a memory server (native/memserver, binding native/addon/memserver/memserver_binding.cpp). */
+export interface NativeMemServerOptions {
+  /** Address to listen on (IPv4), e.g. "127.0.0.1". */
+  host: string;
+  /** Port to listen on; 0 picks a free one (see port()). */
+  port: number;
+  /** 0..15: the top bits of every region id this server hands out. */
+  serverId: number;
+  /** Auth token every client must present in its hello. */
+  token: string;
+  /** Bytes offered in total; 0 or absent = what the machine can spare minus the headroom. */
+  capacity?: number;
+  /** Fraction of available memory kept free when capacity is 0 (default 0.15). */
+  headroom?: number;
+  /** Directory of per-region backing files and the index; absent = anonymous memory. */
+  dataDir?: string;
+  /** Durability of acknowledged writes with a dataDir (default 'batch'). */
+  sync?: 'none' | 'batch';
+  /** Largest frame accepted (default PD3_FRAME_MAX_DEFAULT). */
+  maxFrame?: number;
+  /** Most client connections at once (default 64). */
+  maxConnections?: number;
+  /** Initial key→address index capacity (it grows by doubling). */
+  indexInitialKeys?: number;
+  /** How the index reads records: "builtin" (default), "resp", "binary", or a parser library's path or name. */
+  recordParser?: string;
+}
+
+/** A running memory server: its own native event-loop thread. */
+export interface NativeMemServer {
+  /** The port it listens on. */
+  port(): number;
+  /** Counters and gauges (names as in docs/memserver.md). */
+  stats(): Record<string, number>;
+  /** Request frames by records per frame: counts for ≤1, ≤2, ≤4, … ≤4096, then more. */
+  batchHistogram(): number[];
+  /** "builtin", or the plug-in parser's name (from its pd3_parser table). */
+  recordParser(): string;
+  /** Log events since the last call; `dropped` counts events lost to a full queue. */
+  takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** Stops the thread and closes every connection; idempotent. */
+  close(): void;
+}
+
+interface MemServerAddon {
+  constants: NativeConstants;
+  MemServerHandle: new (options: NativeMemServerOptions) => NativeMemServer;
+}
+
+/** The loaded addon. */
+export const addon: MemServerAddon = loadAddon<MemServerAddon>('pd3_memserver');
+/** Every wire and layout constant, from the C headers. */
+export const constants: NativeConstants = addon.constants;
+learnStatusNames(constants.status);

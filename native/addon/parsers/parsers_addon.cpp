@@ -1,0 +1,17 @@
+// parsers_addon.cpp — pd3_parsers.node, the parsers' addon: the constants, the built-in native
+// parsers (RESP, binary) and the plug-in loader of pd3/parser.h.
+#include "shared/addon.hpp"
+
+namespace {
+
+using namespace pd3addon;
+
+Napi::Object init_module(Napi::Env env, Napi::Object exports) {
+  exports.Set("constants", constants(env));
+  init_parsers(env, exports);
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(pd3_parsers, init_module)
