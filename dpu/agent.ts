@@ -75,11 +75,6 @@ export class Agent extends NativeService<NativeEngine> {
    *  Options come from agentOptions() or the CLI. Rejects with a Pd3Error when the engine cannot
    *  start (no such segment, bad segment, bad options). */
   static async start(options: AgentOptions, logger: Logger = new Logger('agent', options.logLevel)): Promise<Agent> {
-    if (typeof addon.EngineHandle !== 'function') {
-      throw new Error(
-        'this build of the pd3 addon has no Transfer Engine (EngineHandle); rebuild it with `npm run build`',
-      );
-    }
     const parser = options.prefetch === undefined
       ? null
       : await resolvePrefetchParser(options.prefetch.parser, options.prefetch.parserConfig);

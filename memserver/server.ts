@@ -75,13 +75,7 @@ export class MemServer extends NativeService<NativeMemServer> {
     options: MemServerOptions,
     logger: Logger = new Logger('memserver', options.logLevel),
   ): Promise<MemServer> {
-    const Handle = addon.MemServerHandle;
-    if (typeof Handle !== 'function') {
-      throw new Error(
-        'this build of the pd3 addon has no memory server (MemServerHandle); rebuild it with `npm run build`',
-      );
-    }
-    const native = callNative(() => new Handle(nativeOptions(options)));
+    const native = callNative(() => new addon.MemServerHandle(nativeOptions(options)));
     const server = new MemServer(native, options.listen.host, recordParserName(options), logger);
     await server.serveMetrics(options.metrics);
     const metrics = server.metricsAddress;

@@ -1,7 +1,7 @@
 // native-parser.ts — a Parser over a native parser (a built-in or a plug-in library, ABI in
 // native/include/pd3/parser.h) through the addon's thin binding, native/addon/parsers/parser_binding.cpp.
 import { addon, type NativeFlowHandle, type NativeParserHandle, type ParserConstants } from './native.js';
-import type { AccessOp, FlowParser, ParsedRequests, Parser, RecordKey } from './index.js';
+import type { AccessOp, FlowParser, ParsedRequests, Parser, RecordKey } from './contract.js';
 
 /** Every parser constant, from the C headers. */
 export const parserConstants: ParserConstants = addon.parserConstants;

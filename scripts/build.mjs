@@ -2,7 +2,7 @@
 // build.mjs — builds the native code (cmake-js: addon, libpd3host, native tests, benchmarks) and
 // compiles the TypeScript. Run by `npm install` and `npm run build`; incremental after the first run.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,5 +19,11 @@ const cmakeJs = join(root, 'node_modules', '.bin', 'cmake-js');
 // `compile` configures only when needed, then builds; --parallel uses both cores.
 run(cmakeJs, ['compile', '--parallel', '2']);
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
-if (existsSync(tsc)) run(tsc, ['-p', 'tsconfig.json']);
-else console.warn('build: typescript not installed (production install); using the shipped dist/');
+if (existsSync(tsc)) {
+  // tsc recompiles everything each time anyway; starting from an empty dist/ means no output of a
+  // source file that was moved or deleted lingers there to be imported (or layer-checked) by mistake.
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  run(tsc, ['-p', 'tsconfig.json']);
+} else {
+  console.warn('build: typescript not installed (production install); using the shipped dist/');
+}

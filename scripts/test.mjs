@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // test.mjs — `npm test`: build, run the native test binary, run vitest, and print one closing line
-// "tests: N passed, N failed" that sums both. Exits non-zero if anything failed or nothing ran.
+// "tests: N passed, N failed, N skipped" that sums both, after one line per reason a test skipped
+// (a missing optional program: test/optional-program.ts). Exits non-zero if anything failed or
+// nothing ran.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +17,10 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
+// Tests that skip for a missing optional program append their reason here (test/optional-program.ts).
+const scratch = mkdtempSync(join(tmpdir(), 'pd3-test-'));
+const skipLog = join(scratch, 'skipped.txt');
 
 // Native unit and stress tests (test/native), one executable.
 const nativeBin = join(root, 'build', 'pd3_native_tests');
@@ -32,18 +38,23 @@ if (m) {
 if (native.status !== 0 && (!m || Number(m[2]) === 0)) failed += 1; // crashed before its summary
 
 // TS tests (vitest), with a JSON report to count them.
-const report = join(mkdtempSync(join(tmpdir(), 'pd3-vitest-')), 'report.json');
+const report = join(scratch, 'report.json');
 const vitest = spawnSync(
   join(root, 'node_modules', '.bin', 'vitest'),
   ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
-  { cwd: root, stdio: 'inherit' },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, PD3_SKIP_LOG: skipLog } },
 );
 if (existsSync(report)) {
   const r = JSON.parse(readFileSync(report, 'utf8'));
   passed += r.numPassedTests;
   failed += r.numFailedTests;
+  skipped += r.numPendingTests + r.numTodoTests;
 }
 if (vitest.status !== 0 && failed === 0) failed += 1; // a suite failed to load or vitest crashed
 
-console.log(`tests: ${passed} passed, ${failed} failed`);
+// One line per reason (a test file's workers may record the same reason more than once).
+const reasons = existsSync(skipLog) ? [...new Set(readFileSync(skipLog, 'utf8').split('\n').filter(Boolean))] : [];
+for (const reason of reasons) console.log(reason);
+rmSync(scratch, { recursive: true, force: true });
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

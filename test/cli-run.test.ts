@@ -1,6 +1,5 @@
 // cli-run.test.ts — the pd3-memserver and pd3-agent executables as users run them: --help,
-// --version, refused flags and config (exit 2), and — when the addon has the native memory server
-// and Transfer Engine — real processes: the "ready" line, /metrics and /healthz, a wrong token, a
+// --version, refused flags and config (exit 2), and real processes: the "ready" line, /metrics and /healthz, a wrong token, a
 // port in use, an agent round trip, and SIGTERM (exit 0); and the same two in-process through
 // MemServer.start / Agent.start.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { addon } from '../dist/host/native.js';
 import { constants as C, Pd3Host } from '../dist/host/index.js';
 import { Agent, agentOptions, Logger } from '../dist/dpu/index.js';
 import { MemServer, memServerOptions } from '../dist/memserver/index.js';
@@ -226,13 +224,6 @@ describe('--help, --version and refused command lines', () => {
   });
 });
 
-const hasMemServer = typeof addon.MemServerHandle === 'function';
-const hasEngine = typeof addon.EngineHandle === 'function';
-const hasBoth = hasMemServer && hasEngine;
-/** The suffix of a guarded suite's name that says why it is skipped. */
-function skipped(has: boolean, handle: string): string {
-  return has ? '' : ` — skipped: this addon build has no ${handle}`;
-}
 
 /** Starts a pd3-memserver on free ports and waits for its ready line. */
 async function startMemServer(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ p: Proc; ready: LogLine }> {
@@ -275,8 +266,8 @@ function hello(port: number, token: string): Promise<{ status: number; serverId:
   });
 }
 
-describe(`a real pd3-memserver${skipped(hasMemServer, 'MemServerHandle')}`, () => {
-  it.skipIf(!hasMemServer)(
+describe('a real pd3-memserver', () => {
+  it(
     'starts, logs ready first, serves /metrics and /healthz, and stops on SIGTERM with exit 0',
     async () => {
       const { p, ready } = await startMemServer(['--server-id', '5'], { PD3_TOKEN: 'secret' });
@@ -308,7 +299,7 @@ describe(`a real pd3-memserver${skipped(hasMemServer, 'MemServerHandle')}`, () =
     },
   );
 
-  it.skipIf(!hasMemServer)('reads a config file and a token file; SIGINT stops it too', async () => {
+  it('reads a config file and a token file; SIGINT stops it too', async () => {
     const tokenFile = join(dir, 'ms-token');
     writeFileSync(tokenFile, 'from-file\n', { mode: 0o600 });
     const cfg = join(dir, 'ms.json');
@@ -324,7 +315,7 @@ describe(`a real pd3-memserver${skipped(hasMemServer, 'MemServerHandle')}`, () =
     expect((await p.exit()).code).toBe(0);
   });
 
-  it.skipIf(!hasMemServer)('fails with exit 1 and a clear message when its port is in use', async () => {
+  it('fails with exit 1 and a clear message when its port is in use', async () => {
     const port = await occupyPort();
     const p = run(MEMSERVER, ['--listen', `127.0.0.1:${port}`, '--token', 't', '--metrics', 'off']);
     expect((await p.exit()).code).toBe(1);
@@ -334,7 +325,7 @@ describe(`a real pd3-memserver${skipped(hasMemServer, 'MemServerHandle')}`, () =
     expect(p.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it.skipIf(!hasMemServer)(
+  it(
     'fails with exit 1 when its metrics port is in use, naming the metrics endpoint',
     async () => {
       const port = await occupyPort();
@@ -347,8 +338,8 @@ describe(`a real pd3-memserver${skipped(hasMemServer, 'MemServerHandle')}`, () =
   );
 });
 
-describe(`a real pd3-agent${skipped(hasBoth, 'MemServerHandle and EngineHandle')}`, () => {
-  it.skipIf(!hasBoth)('serves a host segment through a memory server, with metrics, and stops on SIGTERM', async () => {
+describe('a real pd3-agent', () => {
+  it('serves a host segment through a memory server, with metrics, and stops on SIGTERM', async () => {
     const { ready: server } = await startMemServer([], { PD3_TOKEN: 'tok' });
     const host = Pd3Host.create({ name: uniqueName('cli') });
     cleanup.push(() => host.close());
@@ -375,7 +366,7 @@ describe(`a real pd3-agent${skipped(hasBoth, 'MemServerHandle and EngineHandle')
     expect(agent.logs.some((l) => l.event === 'stopping')).toBe(true);
   });
 
-  it.skipIf(!hasEngine)('fails with exit 1 and a clear message for a segment that does not exist', async () => {
+  it('fails with exit 1 and a clear message for a segment that does not exist', async () => {
     const p = run(AGENT, [
       '--segment',
       uniqueName('absent'),
@@ -392,8 +383,8 @@ describe(`a real pd3-agent${skipped(hasBoth, 'MemServerHandle and EngineHandle')
   });
 });
 
-describe(`MemServer and Agent in-process${skipped(hasBoth, 'MemServerHandle and EngineHandle')}`, () => {
-  it.skipIf(!hasBoth)('serve a host, report stats and metrics, forward native logs, close', async () => {
+describe('MemServer and Agent in-process', () => {
+  it('serve a host, report stats and metrics, forward native logs, close', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const capture = (component: string): Logger =>
       new Logger(component, 'debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { constants } from '../dist/host/index.js';
-import { addon } from '../dist/host/native.js';
+import { addon } from '../dist/parsers/native.js';
 import { binary, loadParser, parserConstants as P, resp, type Access, type Parser } from '../dist/parsers/index.js';
 
 const enc = new TextEncoder();

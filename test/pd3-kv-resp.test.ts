@@ -11,7 +11,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '../dist/cli/logger.js';
 import { RespReader, startKv, type KvServer } from '../dist/examples/pd3-kv/index.js';
+import { optionalProgram } from './optional-program.js';
 import { Rand } from './workers/model-run.mjs';
+
+const REDIS_BENCHMARK = optionalProgram({ name: 'redis-benchmark', debianPackage: 'redis-tools', needs: 'pd3-kv under redis-benchmark' });
 
 const CLI = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'dist', 'examples', 'pd3-kv', 'cli.js');
 const LIMITS = { maxBulkBytes: 1 << 20, maxInlineBytes: 64 * 1024, maxArgs: 1 << 20, maxRequestBytes: 64 << 20 };
@@ -260,8 +263,8 @@ describe('pd3-kv local mode', () => {
     expect(await redis.set('alive', 'yes')).toBe('OK');
   });
 
-  it('redis-benchmark -n 2000 -t get,set,mset,incr completes', async () => {
-    const bench = spawn('redis-benchmark', ['-h', '127.0.0.1', '-p', String(kv.port), '-n', '2000', '-r', '1000', '-t', 'get,set,mset,incr', '-q'], {
+  it.skipIf(REDIS_BENCHMARK === null)('redis-benchmark -n 2000 -t get,set,mset,incr completes', async () => {
+    const bench = spawn(REDIS_BENCHMARK!, ['-h', '127.0.0.1', '-p', String(kv.port), '-n', '2000', '-r', '1000', '-t', 'get,set,mset,incr', '-q'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 30_000,
     });

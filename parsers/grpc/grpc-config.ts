@@ -1,5 +1,5 @@
 // grpc-config.ts — the gRPC parser's configuration: its shape, its defaults and the check of both.
-import type { AccessOp } from '../index.js';
+import type { AccessOp } from '../contract.js';
 
 /** How the parser treats one gRPC method. */
 export interface GrpcMethodConfig {

@@ -1,6 +1,6 @@
 // grpc-flow.ts — one h2c connection's client→server byte stream: the preface, frames and HPACK
 // header blocks, which open and end the streams whose messages grpc-streams.ts turns into keys.
-import type { FlowParser, ParsedRequests } from '../index.js';
+import type { FlowParser, ParsedRequests } from '../contract.js';
 import type { CompiledGrpcConfig } from './grpc-schema.js';
 import { GrpcStreams, type GrpcMessageStats } from './grpc-streams.js';
 import { HpackDecoder, type HeaderField } from './hpack.js';

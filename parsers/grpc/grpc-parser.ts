@@ -1,7 +1,7 @@
 // grpc-parser.ts — the built-in gRPC parser (docs/architecture.md §6): requests of an h2c connection in,
 // the keys of configured methods out; records in the format of pd3/record.h.
 import { constants } from '../native.js';
-import type { Parser } from '../index.js';
+import type { Parser } from '../contract.js';
 import type { GrpcConfig } from './grpc-config.js';
 import { GrpcFlowParser } from './grpc-flow.js';
 import { compileGrpcConfig } from './grpc-schema.js';

@@ -1,7 +1,7 @@
 // grpc-schema.ts — binds a GrpcConfig to its .proto files: each configured method's request type and
 // compiled key paths, checked once so that parsing never meets an unknown field.
 import protobuf from 'protobufjs';
-import type { AccessOp } from '../index.js';
+import type { AccessOp } from '../contract.js';
 import { GrpcConfigError, checkGrpcConfig, effectiveLimits, type GrpcConfig, type GrpcLimits } from './grpc-config.js';
 import { compileKeyPath, type KeyPath } from './grpc-keys.js';
 

@@ -1,6 +1,6 @@
 // grpc-streams.ts — the open streams of configured methods on one connection: their message
 // reassembly under shared limits, and the keys of each request message as it completes.
-import type { Access } from '../index.js';
+import type { Access } from '../contract.js';
 import { extractKeys } from './grpc-keys.js';
 import { GrpcMessageAssembler, type MessageBudget, type SkipReason } from './grpc-messages.js';
 import type { CompiledGrpcConfig, CompiledMethod } from './grpc-schema.js';

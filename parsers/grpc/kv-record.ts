@@ -1,7 +1,7 @@
 // kv-record.ts — parseRecord for the built-in record format of pd3/record.h (u32 key_len, u32
 // value_len, key, value, back to back), read through the layout constants the addon exports.
 import { constants } from '../native.js';
-import type { RecordKey } from '../index.js';
+import type { RecordKey } from '../contract.js';
 
 /** The keys of the records at the start of `bytes`, each with where its value and its record are.
  *  Stops, like pd3_kv_next, at a zero key length (the end marker), at a key longer than

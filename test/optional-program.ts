@@ -1,0 +1,46 @@
+// optional-program.ts — a test that needs a system program PD3 does not require (redis-server,
+// redis-benchmark, etcd, clang, ...) finds it on PATH, and when it is missing skips with one line
+// that names the program and the Debian package bringing it. `npm test` (scripts/test.mjs) collects
+// those lines into its summary; with PD3_REQUIRE_OPTIONAL=1 (set by .ci/run, which installs every
+// package) a missing program fails the test file instead, so CI never skips silently.
+import { accessSync, appendFileSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** The absolute path of an executable `name` on PATH, or null. */
+export function findOnPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here; keep looking
+    }
+  }
+  return null;
+}
+
+/** What an optional program is for, to name it when it is missing. */
+export interface OptionalProgram {
+  /** The executable's name on PATH. */
+  name: string;
+  /** The Debian package that installs it. */
+  debianPackage: string;
+  /** What the tests that need it check, for the skip line. */
+  needs: string;
+}
+
+/** Finds `program` on PATH. When it is missing: prints (and records for the summary) one line
+ *  "skipped: WHAT needs NAME, not on PATH (Debian package PKG)" and returns null, so the caller
+ *  skips; under PD3_REQUIRE_OPTIONAL=1 it throws instead. */
+export function optionalProgram(program: OptionalProgram): string | null {
+  const found = findOnPath(program.name);
+  if (found !== null) return found;
+  const line = `skipped: ${program.needs} needs ${program.name}, not on PATH (Debian package ${program.debianPackage})`;
+  if (process.env.PD3_REQUIRE_OPTIONAL === '1') throw new Error(`${line}; PD3_REQUIRE_OPTIONAL=1 forbids skipping`);
+  console.log(line);
+  const log = process.env.PD3_SKIP_LOG;
+  if (log) appendFileSync(log, `${line}\n`);
+  return null;
+}
