@@ -2,6 +2,7 @@
 // build.mjs — builds the native code (cmake-js: addon, libpd3host, native tests, benchmarks) and
 // compiles the TypeScript. Run by `npm install` and `npm run build`; incremental after the first run.
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +16,11 @@ const run = (cmd, args) => {
   }
 };
 
-const cmakeJs = join(root, 'node_modules', '.bin', 'cmake-js');
+// cmake-js wherever npm put it: this package's node_modules in a clone, the user's (hoisted) when
+// the package is installed as a dependency.
+const cmakeJs = createRequire(import.meta.url).resolve('cmake-js/bin/cmake-js');
 // `compile` configures only when needed, then builds; --parallel uses both cores.
-run(cmakeJs, ['compile', '--parallel', '2']);
+run(process.execPath, [cmakeJs, 'compile', '--parallel', '2']);
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
 if (existsSync(tsc)) {
   // tsc recompiles everything each time anyway; starting from an empty dist/ means no output of a

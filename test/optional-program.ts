@@ -31,16 +31,21 @@ export interface OptionalProgram {
   needs: string;
 }
 
-/** Finds `program` on PATH. When it is missing: prints (and records for the summary) one line
- *  "skipped: WHAT needs NAME, not on PATH (Debian package PKG)" and returns null, so the caller
- *  skips; under PD3_REQUIRE_OPTIONAL=1 it throws instead. */
-export function optionalProgram(program: OptionalProgram): string | null {
-  const found = findOnPath(program.name);
-  if (found !== null) return found;
-  const line = `skipped: ${program.needs} needs ${program.name}, not on PATH (Debian package ${program.debianPackage})`;
+/** Records why some tests skip: prints the line and appends it to $PD3_SKIP_LOG for the summary
+ *  of `npm test`; under PD3_REQUIRE_OPTIONAL=1 throws instead. */
+export function reportSkip(line: string): void {
   if (process.env.PD3_REQUIRE_OPTIONAL === '1') throw new Error(`${line}; PD3_REQUIRE_OPTIONAL=1 forbids skipping`);
   console.log(line);
   const log = process.env.PD3_SKIP_LOG;
   if (log) appendFileSync(log, `${line}\n`);
-  return null;
+}
+
+/** Finds `program` on PATH. When it is missing, reports one line "skipped: WHAT needs NAME, not on
+ *  PATH (Debian package PKG)" (reportSkip) and returns null, so the caller skips. */
+export function optionalProgram(program: OptionalProgram): string | null {
+  const found = findOnPath(program.name);
+  if (found === null) {
+    reportSkip(`skipped: ${program.needs} needs ${program.name}, not on PATH (Debian package ${program.debianPackage})`);
+  }
+  return found;
 }
