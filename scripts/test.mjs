@@ -4,9 +4,9 @@
 // (a missing optional program: test/optional-program.ts). Exits non-zero if anything failed or
 // nothing ran.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -14,6 +14,23 @@ const args = process.argv.slice(2);
 
 const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
+
+// Tests write only to temporary directories: what the checkout holds (outside the build outputs) is
+// listed before and after, and any file a test created, changed or removed fails the run.
+const OUTPUTS = new Set(['.git', 'node_modules', 'build', 'dist']);
+function snapshot(dir = root, into = new Map()) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (dir === root && (OUTPUTS.has(entry.name) || entry.name.startsWith('build-'))) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) snapshot(path, into);
+    else if (entry.isFile()) {
+      const st = statSync(path);
+      into.set(relative(root, path), `${st.size}:${st.mtimeMs}`);
+    }
+  }
+  return into;
+}
+const before = snapshot();
 
 let passed = 0;
 let failed = 0;
@@ -51,6 +68,13 @@ if (existsSync(report)) {
   skipped += r.numPendingTests + r.numTodoTests;
 }
 if (vitest.status !== 0 && failed === 0) failed += 1; // a suite failed to load or vitest crashed
+
+const after = snapshot();
+const written = [...new Set([...before.keys(), ...after.keys()])].filter((f) => before.get(f) !== after.get(f)).sort();
+if (written.length > 0) {
+  console.log(`tests wrote into the checkout (they may write only to temporary directories): ${written.join(', ')}`);
+  failed += 1;
+}
 
 // One line per reason (a test file's workers may record the same reason more than once).
 const reasons = existsSync(skipLog) ? [...new Set(readFileSync(skipLog, 'utf8').split('\n').filter(Boolean))] : [];

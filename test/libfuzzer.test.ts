@@ -64,11 +64,11 @@ describe.skipIf(scratch === null || !runtime)('libFuzzer targets (clang, Address
   });
 
   for (const fuzzer of FUZZERS) {
-    it(`${fuzzer}: up to ${RUNS} inputs (20 s at most), no crash, leak or failed check`, async () => {
+    it(`${fuzzer}: up to ${RUNS} inputs (10 s at most), no crash, leak or failed check`, async () => {
       const corpus = join(build, `corpus-${fuzzer}`);
       mkdirSync(corpus, { recursive: true });
       // A crash, a sanitizer report or a failed check exits non-zero, and run() rejects with its output.
-      const { stderr } = await run(join(build, `pd3_${fuzzer}`), [`-runs=${RUNS}`, '-max_len=4200', '-seed=1', '-max_total_time=20', corpus]);
+      const { stderr } = await run(join(build, `pd3_${fuzzer}`), [`-runs=${RUNS}`, '-max_len=4200', '-seed=1', '-max_total_time=10', corpus]);
       const done = /Done (\d+) runs/.exec(stderr);
       expect(done, stderr.slice(-2000)).not.toBeNull();
       expect(Number(done![1])).toBeGreaterThan(100);
