@@ -4,14 +4,8 @@
 
 namespace {
 
-using namespace pd3addon;
-
 Napi::Object init_module(Napi::Env env, Napi::Object exports) {
-  exports.Set("constants", constants(env));
-  init_agent(env, exports);
-  init_host_view(env, exports);
-  init_engine(env, exports);
-  return exports;
+  return pd3addon::export_part(env, exports, {pd3addon::init_agent, pd3addon::init_host_view, pd3addon::init_engine});
 }
 
 }  // namespace

@@ -13,11 +13,12 @@ Napi::Value lz_key_hash(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), pd3_lz_key_hash(key.data, uint32_t(key.size)));
 }
 
-Napi::Object init_module(Napi::Env env, Napi::Object exports) {
-  exports.Set("constants", constants(env));
+void init_key_hash(Napi::Env env, Napi::Object exports) {
   exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));
-  init_host(env, exports);
-  return exports;
+}
+
+Napi::Object init_module(Napi::Env env, Napi::Object exports) {
+  return export_part(env, exports, {init_key_hash, init_host});
 }
 
 }  // namespace

@@ -4,12 +4,8 @@
 
 namespace {
 
-using namespace pd3addon;
-
 Napi::Object init_module(Napi::Env env, Napi::Object exports) {
-  exports.Set("constants", constants(env));
-  init_memserver(env, exports);
-  return exports;
+  return pd3addon::export_part(env, exports, {pd3addon::init_memserver});
 }
 
 }  // namespace

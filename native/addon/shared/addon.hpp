@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "common/log_queue.hpp"
@@ -13,6 +14,11 @@ namespace pd3addon {
 
 // The constants object (constants.cpp).
 Napi::Object constants(Napi::Env env);
+
+// One addon's exports: the constants, then the bindings each `init` registers. Every addon's module
+// entry is this call with its own list.
+using InitBindings = void (*)(Napi::Env env, Napi::Object exports);
+Napi::Object export_part(Napi::Env env, Napi::Object exports, std::initializer_list<InitBindings> inits);
 
 // Register binding classes on `exports` (each defined in its addon's folder).
 void init_host(Napi::Env env, Napi::Object exports);

@@ -1,4 +1,5 @@
-// helpers.cpp — what every addon's bindings share: status errors, argument checks, log events.
+// helpers.cpp — what every addon's bindings share: status errors, argument checks, log events, the
+// module entry.
 #include "shared/addon.hpp"
 
 #include <string>
@@ -46,6 +47,12 @@ Napi::Object log_events(Napi::Env env, const std::vector<pd3::LogEvent>& events,
   out.Set("events", list);
   out.Set("dropped", double(dropped));
   return out;
+}
+
+Napi::Object export_part(Napi::Env env, Napi::Object exports, std::initializer_list<InitBindings> inits) {
+  exports.Set("constants", constants(env));
+  for (InitBindings init : inits) init(env, exports);
+  return exports;
 }
 
 }  // namespace pd3addon
