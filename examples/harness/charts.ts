@@ -274,8 +274,9 @@ function measure(item: TextItem, text: unknown): number {
   return textWidth(text === null || text === undefined ? '' : String(text).trim(), size, bold);
 }
 
-// vega-scenegraph's text measurer, a documented hook (untyped in vega's typings): swapped in while
-// a chart renders, put back after the last render in flight.
+// vega-scenegraph's text measurer (`textMetrics.width`, which it lets callers replace, as vl-convert
+// does; vega's typings do not declare it): swapped in while a chart renders, put back after the
+// last render in flight.
 const metrics = (vega as unknown as { textMetrics: TextMetrics }).textMetrics;
 let rendering = 0;
 let savedWidth: TextMetrics['width'] | null = null;
