@@ -2,19 +2,48 @@
 // (pd3-kv over RESP, the C++ hash map over the binary protocol, the page server over gRPC) runs in
 // every mode — local, sync, async, leap, pd3-noprefetch, pd3 — under YCSB-B with uniform keys from
 // its own real client, with a local cache of 1% of the data; then sweeps of the local cache size and
-// the Loading Zone size (Fig. 21, 23) for pd3-kv. Writes a table, the results as JSON and SVG charts
-// to results/e2e/ (results/e2e-quick/ with --quick); the last line is the pd3-kv figures as one JSON object.
+// the Loading Zone size (Fig. 21, 23) for pd3-kv. Writes a table, the results as JSON and charts
+// (each as NAME.svg, its Vega-Lite spec NAME.vl.json and its data NAME.data.json: charts.ts) to
+// results/e2e/ (results/e2e-quick/ with --quick) or --out DIR; the last line is the pd3-kv figures
+// as one JSON object.
 //
 // Options: --quick (pd3-kv only, small, within 60 s), --apps pd3-kv,hashmap,page-server,
-// --mirror afpacket|tee, --no-sweeps, --agent-args "FLAGS" (extra pd3-agent flags).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// --mirror afpacket|tee, --no-sweeps, --agent-args "FLAGS" (extra pd3-agent flags), --out DIR,
+// --replot FILE (no runs: redraw the charts of a results.json), --help.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from '../examples/harness/e2e-apps.js';
-import { barChart, lineChart } from '../examples/harness/svg-chart.js';
+import { groupedBars, lines, writeChart, type ChartRow, type ChartSpec } from '../examples/harness/charts.js';
+
+const USAGE = `usage: npm run bench -- e2e [options]
+  --quick               pd3-kv only, small, within 60 s (results/e2e-quick/)
+  --apps A,B            apps to run: pd3-kv, hashmap, page-server (default: all; --quick: pd3-kv)
+  --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
+  --no-sweeps           skip the local cache and Loading Zone sweeps
+  --agent-args "FLAGS"  extra pd3-agent flags
+  --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
+  --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
+  --help                this text`;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const argv = process.argv.slice(2);
+const VALUE_FLAGS = ['--apps', '--mirror', '--agent-args', '--out', '--replot'];
+const BOOL_FLAGS = ['--quick', '--no-sweeps', '--help'];
+for (let i = 0; i < argv.length; ++i) {
+  const a = argv[i]!;
+  if (VALUE_FLAGS.includes(a)) {
+    if (argv[i + 1] === undefined) { console.error(`e2e: ${a} needs a value\n${USAGE}`); process.exit(2); }
+    ++i;
+  } else if (!BOOL_FLAGS.includes(a)) {
+    console.error(`e2e: unknown option ${a}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+if (argv.includes('--help')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const flag = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
@@ -23,8 +52,13 @@ const quick = argv.includes('--quick');
 const apps = (flag('--apps') ?? (quick ? 'pd3-kv' : 'pd3-kv,hashmap,page-server')).split(',') as AppName[];
 for (const a of apps) if (!(a in RUNNERS)) throw new Error(`--apps: unknown app ${a} (pd3-kv, hashmap, page-server)`);
 const sweeps = !quick && !argv.includes('--no-sweeps');
-const outName = quick ? 'e2e-quick' : 'e2e';  // a quick run never overwrites a full run's results
-const outDir = join(root, 'results', outName);
+const replot = flag('--replot');
+// A quick run never overwrites a full run's results.
+const outDir = resolve(flag('--out') ?? (replot ? dirname(resolve(replot)) : join(root, 'results', quick ? 'e2e-quick' : 'e2e')));
+const shown = (path: string): string => {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+};
 
 // The agent runs with its defaults: it sleeps when idle and its doorbell wakes it (busy-polling
 // takes the core the app needs on this 2-core machine: docs/benchmarks.md).
@@ -39,6 +73,78 @@ const base: RunSpec = {
   mirror: flag('--mirror') === 'tee' ? 'tee' : 'afpacket',
   agentArgs,
 };
+
+// ---- charts ---------------------------------------------------------------------------------------
+
+/** What results.json holds; --replot reads it back. */
+interface E2eResults {
+  spec: RunSpec;
+  results: ModeResult[];
+  cacheSweep: Array<{ percent: number; mode: Mode; r: ModeResult }>;
+  zoneSweep: Array<{ bytes: number; r: ModeResult }>;
+}
+
+const sizeLabel = (bytes: number): string => (bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`);
+
+/** Draws throughput, p99 and (with sweep results) the cache and zone sweeps into `dir`; returns the SVG paths. */
+async function drawCharts(dir: string, data: E2eResults): Promise<string[]> {
+  const { spec, results, cacheSweep, zoneSweep } = data;
+  const ran = [...new Set(results.map((r) => r.app))];
+  const setting = `${spec.records.toLocaleString('en')} records, Loading Zone ${sizeLabel(spec.zoneBytes)}, ` +
+    `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}`;
+  // Log scales: a mode that did not run, or measured 0 (every request failed), is drawn as no bar.
+  const byApp = (field: string, metric: (r: ModeResult) => number): ChartRow[] => ran.flatMap((app) => MODES.map((mode): ChartRow => {
+    const r = results.find((x) => x.app === app && x.mode === mode);
+    const v = r ? metric(r) : null;
+    if (v !== null && !(v > 0)) console.log(`note: ${field} of ${app} ${mode} is ${v}: no bar on the log scale`);
+    return { app, mode, [field]: v !== null && v > 0 ? v : null };
+  }));
+  const svgs: string[] = [];
+  const draw = async (name: string, chart: ChartSpec): Promise<void> => {
+    svgs.push((await writeChart(dir, name, chart)).svg);
+  };
+  await draw('throughput', groupedBars({
+    title: `Throughput, YCSB-B uniform, ${spec.cachePercent}% local cache`, subtitle: setting,
+    rows: byApp('kops', (r) => r.kops),
+    x: { field: 'app', title: 'app', order: ran }, color: { field: 'mode', title: 'mode', order: [...MODES] },
+    y: { field: 'kops', title: 'throughput (kops/s, log scale)', log: true },
+  }));
+  await draw('p99', groupedBars({
+    title: `p99 latency, YCSB-B uniform, ${spec.cachePercent}% local cache`, subtitle: setting,
+    rows: byApp('p99_us', (r) => r.p99Us),
+    x: { field: 'app', title: 'app', order: ran }, color: { field: 'mode', title: 'mode', order: [...MODES] },
+    y: { field: 'p99_us', title: 'p99 latency (µs, log scale)', log: true },
+  }));
+  const sweepSetting = `YCSB-B uniform, ${spec.records.toLocaleString('en')} records, ${spec.durationMs / 1000} s per run`;
+  if (cacheSweep.length > 0) {
+    await draw('cache-sweep', lines({
+      title: 'pd3-kv throughput vs local cache size (Fig. 21)', subtitle: `${sweepSetting}, Loading Zone ${sizeLabel(spec.zoneBytes)}`,
+      rows: cacheSweep.map((c): ChartRow => ({ cache_percent: c.percent, mode: c.mode, kops: c.r.kops })),
+      x: { field: 'cache_percent', title: 'local cache (% of the data, log scale)', log: true, tickLabel: (x) => `${x}%` },
+      y: { field: 'kops', title: 'throughput (kops/s)' },
+      color: { field: 'mode', title: 'mode', order: ['sync', 'pd3'] },
+    }));
+  }
+  if (zoneSweep.length > 0) {
+    await draw('zone-sweep', lines({
+      title: 'pd3-kv throughput vs Loading Zone size (Fig. 23)', subtitle: `${sweepSetting}, ${spec.cachePercent}% local cache`,
+      rows: zoneSweep.map((z): ChartRow => ({ zone_bytes: z.bytes, mode: 'pd3', kops: z.r.kops })),
+      x: { field: 'zone_bytes', title: 'Loading Zone size (log scale)', log: true, tickLabel: sizeLabel },
+      y: { field: 'kops', title: 'throughput (kops/s)' },
+      color: { field: 'mode', title: 'mode' },
+    }));
+  }
+  return svgs;
+}
+
+if (replot) {
+  const data = JSON.parse(readFileSync(replot, 'utf8')) as E2eResults;
+  const svgs = await drawCharts(outDir, data);
+  console.log(`charts: ${svgs.map(shown).join(', ')} (each with .vl.json and .data.json beside it)`);
+  process.exit(0);
+}
+
+// ---- runs -----------------------------------------------------------------------------------------
 
 const started = Date.now();
 const elapsed = (): string => `${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s`;
@@ -83,32 +189,18 @@ if (sweeps) {
 
 mkdirSync(outDir, { recursive: true });
 const pct = (v: number | null): string => (v === null ? '—' : `${(100 * v).toFixed(1)}%`);
-const lines = ['| app | mode | kops/s | p50 µs | p99 µs | zone hit rate | app CPU (cores) | errors |', '|---|---|---|---|---|---|---|---|'];
+const tableLines = ['| app | mode | kops/s | p50 µs | p99 µs | zone hit rate | app CPU (cores) | errors |', '|---|---|---|---|---|---|---|---|'];
 for (const r of results) {
-  lines.push(`| ${r.app} | ${r.mode} | ${r.kops.toFixed(1)} | ${r.p50Us.toFixed(0)} | ${r.p99Us.toFixed(0)} | ${pct(r.hitRate)} | ${r.hostCores.toFixed(2)} | ${r.errors} |`);
+  tableLines.push(`| ${r.app} | ${r.mode} | ${r.kops.toFixed(1)} | ${r.p50Us.toFixed(0)} | ${r.p99Us.toFixed(0)} | ${pct(r.hitRate)} | ${r.hostCores.toFixed(2)} | ${r.errors} |`);
 }
-const table = lines.join('\n');
+const table = tableLines.join('\n');
 console.log(`\n${table}\n`);
-const charts: string[] = [];
-const chart = (name: string, svg: string): void => {
-  writeFileSync(join(outDir, name), svg);
-  charts.push(join('results', outName, name));
-};
-const byApp = (metric: (r: ModeResult) => number) => apps.map((app) => ({
-  name: app, values: MODES.map((m) => { const r = results.find((x) => x.app === app && x.mode === m); return r ? metric(r) : null; }),
-}));
-chart('throughput.svg', barChart({ title: 'Throughput, YCSB-B uniform, 1% local cache', yLabel: 'kops/s (log)', series: [...MODES], groups: byApp((r) => r.kops), log: true }));
-chart('p99.svg', barChart({ title: 'p99 latency, YCSB-B uniform', yLabel: 'µs (log)', series: [...MODES], groups: byApp((r) => r.p99Us), log: true }));
-if (sweeps) {
-  const series = (['sync', 'pd3'] as const).map((mode) => ({ name: mode, points: cacheSweep.filter((c) => c.mode === mode).map((c): [number, number] => [c.percent, c.r.kops]) }));
-  chart('cache-sweep.svg', lineChart({ title: 'pd3-kv throughput vs local cache (Fig. 21)', xLabel: 'local cache, % of data', yLabel: 'kops/s', series, logX: true, xFormat: (x) => `${x}%` }));
-  chart('zone-sweep.svg', lineChart({ title: 'pd3-kv (pd3) vs Loading Zone size (Fig. 23)', xLabel: 'Loading Zone', yLabel: 'kops/s', logX: true,
-    series: [{ name: 'throughput', points: zoneSweep.map((z): [number, number] => [z.bytes, z.r.kops]) }],
-    xFormat: (x) => (x >= 1 << 20 ? `${x >> 20}M` : `${x >> 10}K`) }));
-}
-writeFileSync(join(outDir, 'results.json'), JSON.stringify({ spec: base, results, cacheSweep, zoneSweep }, null, 2));
+const all: E2eResults = { spec: base, results, cacheSweep, zoneSweep };
+writeFileSync(join(outDir, 'results.json'), JSON.stringify(all, null, 2));
 writeFileSync(join(outDir, 'table.md'), `${table}\n`);
-console.log(`charts: ${charts.join(', ')}; table and raw results in results/${outName}/ (${elapsed()})`);
+const svgs = await drawCharts(outDir, all);
+console.log(`charts: ${svgs.map(shown).join(', ')} (each with .vl.json and .data.json beside it); ` +
+  `table and raw results in ${shown(outDir)}/ (${elapsed()})`);
 
 const kv = (mode: Mode): ModeResult | undefined => results.find((r) => r.app === 'pd3-kv' && r.mode === mode);
 const num = (v: number | undefined | null, digits = 1): number | null => (v === undefined || v === null ? null : Number(v.toFixed(digits)));

@@ -2,15 +2,44 @@
 // pd3-kv RESP store three ways — everything local, synchronous remote reads, and full PD3 (a real
 // pd3-memserver, a real pd3-agent prefetching from its packet mirror or tee proxy) — each time
 // loading a dataset 100× its local cache and driving it with ioredis under YCSB-B, then prints them
-// side by side and writes a chart. Everything it starts is stopped, also on Ctrl-C.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// side by side and writes a chart (throughput.svg, with its Vega-Lite spec throughput.vl.json and
+// data throughput.data.json beside it) to results/demo/ under the current directory, or --out DIR.
+// Everything it starts is stopped, also on Ctrl-C.
+import { isAbsolute, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { bars, writeChart } from './harness/charts.js';
 import { runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
 import { stopAllDaemons } from './harness/processes.js';
-import { barChart } from './harness/svg-chart.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const USAGE = `usage: npm start [-- --out DIR]   (or: node dist/examples/start.js [--out DIR])
+Runs pd3-kv on loopback with everything local, with synchronous remote reads and with PD3, prints
+them side by side and writes the chart throughput.svg (+ throughput.vl.json, throughput.data.json).
+  --out DIR   where the chart goes (default: results/demo under the current directory)
+  --help      this text
+Environment: PD3_DEMO_RECORDS (default 50000, at least 1000), PD3_DEMO_SECONDS (default 3, per mode).`;
+
+let options: { out: string; help: boolean };
+try {
+  const { values } = parseArgs({
+    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  options = { out: values.out ?? 'results/demo', help: values.help ?? false };
+} catch (e) {
+  console.error(`${(e as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (options.out === '') {
+  console.error(`--out needs a directory\n${USAGE}`);
+  process.exit(2);
+}
+const outDir = resolve(options.out);
+
 const MODES: Array<{ mode: Mode; what: string }> = [
   { mode: 'local', what: 'all data in local memory (the upper bound)' },
   { mode: 'sync', what: '1% cached locally; a miss waits on a remote read' },
@@ -29,6 +58,12 @@ const spec: RunSpec = {
   mirror: 'afpacket',
   agentArgs: [],
 };
+
+/** A path as the user can type it: relative to the current directory when inside it. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
 
 let stopping = false;
 const interrupt = (): void => {
@@ -89,12 +124,17 @@ async function main(): Promise<void> {
       `${r.p50Us.toFixed(0).padStart(6)} | ${r.p99Us.toFixed(0).padStart(6)} | ` +
       `${(r.mode !== 'pd3' || r.hitRate === null ? '—' : `${(100 * r.hitRate).toFixed(1)}%`).padStart(28)} |`);
   }
-  const dir = join(root, 'results', 'demo');
-  mkdirSync(dir, { recursive: true });
-  const chart = join(dir, 'throughput.svg');
-  writeFileSync(chart, barChart({ title: 'pd3-kv, YCSB-B uniform, 1% local cache', yLabel: 'k requests/s',
-    series: results.map((r) => r.mode), groups: [{ name: 'pd3-kv', values: results.map((r) => r.kops) }] }));
-  console.log(`\nchart: ${relative(process.cwd(), chart)}`);
+  const chart = await writeChart(outDir, 'throughput', bars({
+    title: `pd3-kv throughput, YCSB-B uniform, ${spec.cachePercent}% local cache`,
+    subtitle: `${spec.records.toLocaleString('en')} records of 100 B, 4 ioredis connections × 8 outstanding, ` +
+      `${spec.durationMs / 1000} s per mode, mirror ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET'}`,
+    rows: results.map((r) => ({ mode: r.mode, kops: r.kops })),
+    x: { field: 'mode', title: 'mode' },
+    y: { field: 'kops', title: 'throughput (k requests/s)' },
+    valueLabels: '.1f',  // as in the table
+  }));
+  console.log(`\nchart: ${shown(chart.svg)}`);
+  console.log(`  its Vega-Lite spec (data inline): ${shown(chart.spec)}; data: ${shown(chart.data)}`);
   console.log(`mirror: ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET capture'}. ` +
     'Remote memory here is a memory server over loopback TCP and the "DPU" is a process on the same two cores;');
   console.log('docs/benchmarks.md ("e2e") has the full comparison with every baseline and what loopback changes.');
