@@ -9,23 +9,35 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bars, writeChart } from './harness/charts.js';
 import { runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
-import { stopAllDaemons } from './harness/processes.js';
+import { describeLayout, parseCpuList, resolveLayout, type LayoutName } from './harness/core-layout.js';
+import { stopAllDaemons, useLayout } from './harness/processes.js';
 
 const USAGE = `usage: npm start [-- --out DIR]   (or: node dist/examples/start.js [--out DIR])
 Runs pd3-kv on loopback with everything local, with synchronous remote reads and with PD3, prints
 them side by side and writes the chart throughput.svg (+ throughput.vl.json, throughput.data.json).
-  --out DIR   where the chart goes (default: results/demo under the current directory)
-  --help      this text
+  --out DIR             where the chart goes (default: results/demo under the current directory)
+  --layout split|shared split (default with 2+ CPUs): pd3-kv alone on --host-cpus, the agent, the
+                        memory server and the client on the other CPUs, as on separate machines;
+                        shared: nothing pinned
+  --host-cpus LIST      pd3-kv's CPUs in split layout (default 0)
+  --help                this text
 Environment: PD3_DEMO_RECORDS (default 50000, at least 1000), PD3_DEMO_SECONDS (default 3, per mode).`;
 
-let options: { out: string; help: boolean };
+let options: { out: string; help: boolean; layout: LayoutName; hostCpus: number[] };
 try {
   const { values } = parseArgs({
-    options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      out: { type: 'string' },
+      layout: { type: 'string', default: 'split' },
+      'host-cpus': { type: 'string', default: '0' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
     allowPositionals: false,
   });
-  options = { out: values.out ?? 'results/demo', help: values.help ?? false };
+  if (values.layout !== 'split' && values.layout !== 'shared') throw new Error(`--layout: split or shared, got '${values.layout}'`);
+  options = { out: values.out ?? 'results/demo', help: values.help ?? false, layout: values.layout,
+    hostCpus: parseCpuList(values['host-cpus']) };
 } catch (e) {
   console.error(`${(e as Error).message}\n${USAGE}`);
   process.exit(2);
@@ -39,6 +51,7 @@ if (options.out === '') {
   process.exit(2);
 }
 const outDir = resolve(options.out);
+let layoutLine = '';
 
 const MODES: Array<{ mode: Mode; what: string }> = [
   { mode: 'local', what: 'all data in local memory (the upper bound)' },
@@ -110,6 +123,12 @@ async function main(): Promise<void> {
   console.log(`${spec.records.toLocaleString('en')} records of 100 B, local cache ${spec.cachePercent}% of the data, ` +
     'YCSB-B (95% GET, 5% SET, uniform keys) from 4 ioredis connections × 8 outstanding requests\n');
   for (const m of MODES) console.log(`  ${m.mode.padEnd(6)} ${m.what}`);
+  // The same layout for every mode (core-layout.ts).
+  const layout = resolveLayout(options.layout, options.hostCpus);
+  useLayout(layout);
+  layoutLine = describeLayout(layout);
+  console.log(`\n${layoutLine}`);
+  if (layout.fallback && options.layout === 'split') console.log(`(split layout not possible: ${layout.fallback})`);
   console.log('');
   const results: ModeResult[] = [];
   for (const m of MODES) {
@@ -127,7 +146,7 @@ async function main(): Promise<void> {
   const chart = await writeChart(outDir, 'throughput', bars({
     title: `pd3-kv throughput, YCSB-B uniform, ${spec.cachePercent}% local cache`,
     subtitle: `${spec.records.toLocaleString('en')} records of 100 B, 4 ioredis connections × 8 outstanding, ` +
-      `${spec.durationMs / 1000} s per mode, mirror ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET'}`,
+      `${spec.durationMs / 1000} s per mode, mirror ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET'}, ${layoutLine.split(':')[0]}`,
     rows: results.map((r) => ({ mode: r.mode, kops: r.kops })),
     x: { field: 'mode', title: 'mode' },
     y: { field: 'kops', title: 'throughput (k requests/s)' },
@@ -135,8 +154,8 @@ async function main(): Promise<void> {
   }));
   console.log(`\nchart: ${shown(chart.svg)}`);
   console.log(`  its Vega-Lite spec (data inline): ${shown(chart.spec)}; data: ${shown(chart.data)}`);
-  console.log(`mirror: ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET capture'}. ` +
-    'Remote memory here is a memory server over loopback TCP and the "DPU" is a process on the same two cores;');
+  console.log(`mirror: ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET capture'}; ${layoutLine}.`);
+  console.log('Remote memory here is a memory server over loopback TCP and the "DPU" is a process on an x86 core;');
   console.log('docs/benchmarks.md ("e2e") has the full comparison with every baseline and what loopback changes.');
 }
 

@@ -1,16 +1,16 @@
 // e2e-apps.ts — how the end-to-end benchmark runs each example data system in each mode: start a
 // fresh memory server, the app (and for the pd3 modes an agent with the app's parser), load the
 // data through the app, drive it with the app's own client, and read its miss counters.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.js';
-import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
+import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
+import { spawnOnSide, startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
 import { loadRecords, runYcsb } from './resp-ycsb.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -35,6 +35,11 @@ export interface ModeResult {
   hitRate: number | null;
   /** CPU cores the app process used during the measured window. */
   hostCores: number;
+  /** CPU µs per request in the measured window: the app (host), the agent (DPU; null without
+   *  one) and the memory server. */
+  hostCpuUsPerOp: number | null;
+  dpuCpuUsPerOp: number | null;
+  memserverCpuUsPerOp: number | null;
   errors: number;
 }
 
@@ -52,13 +57,6 @@ export interface RunSpec {
   agentArgs: string[];
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);  // utime, stime (fields 14 and 15)
-  return ticks / 100;  // USER_HZ is 100 on Linux
-}
-
 async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -68,6 +66,13 @@ async function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The CPU figures of a ModeResult from the measured window and the client's throughput in it. */
+function cpuFigures(w: CpuWindow, kops: number): Pick<ModeResult, 'hostCores' | 'hostCpuUsPerOp' | 'dpuCpuUsPerOp' | 'memserverCpuUsPerOp'> {
+  const ops = kops * 1000 * w.seconds;
+  return { hostCores: w.host / w.seconds, hostCpuUsPerOp: usPerOp(w.host, ops), dpuCpuUsPerOp: usPerOp(w.dpu, ops),
+    memserverCpuUsPerOp: usPerOp(w.memserver, ops) };
+}
 
 /** Starts an agent once the segment exists (apps create it as they start). */
 async function agentFor(segment: string, memserver: number, token: string, parser: string[], appPort: number, spec: RunSpec): Promise<Daemon> {
@@ -133,13 +138,15 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const dataBytes = spec.records * (8 + 16 + valueSize);
     const kv = await startDaemon(KV_CLI, ['--listen', '127.0.0.1:0', '--mode', mode, '--page-size', '4K',
       '--memory-budget', String(Math.max(16384, Math.floor((dataBytes * spec.cachePercent) / 100 / 4096) * 4096)),
-      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token);
+      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 15000, 'host');
     stack.push(() => kv.stop());
     const kvPort = Number(kv.ready.port);
     let port = kvPort;
+    const procs: RunProcesses = { host: kv.child.pid!, memserver: ms.child.pid! };
     if (mode === 'pd3' || mode === 'pd3-noprefetch') {
       const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'resp'] : [], kvPort, spec);
       stack.push(() => agent.stop());
+      procs.dpu = agent.child.pid!;
       if (mode === 'pd3' && spec.mirror === 'tee') port = Number(agent.ready.teePort);
     }
     onStep('load');
@@ -151,18 +158,17 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
       ticker = setInterval(() => onProgress('run', Math.min(1, (Date.now() - runStart) / (spec.warmupMs + spec.durationMs))), 200);
     }
     const before = await kvInfo(kvPort);
-    const cpu0 = cpuSeconds(kv.child.pid!);
-    const t0 = Date.now();
+    const window = measureWindow(procs, spec.warmupMs, spec.durationMs);
     const r = await runYcsb({ port, workload: 'B', distribution: 'uniform', recordCount: spec.records, valueSize,
       connections: 4, depth: 8, warmupMs: spec.warmupMs, durationMs: spec.durationMs, seed: 7 }).finally(() => {
       if (ticker) clearInterval(ticker);
     });
-    const cores = (cpuSeconds(kv.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const cpu = cpuFigures(await window, r.kops);
     const after = await kvInfo(kvPort);
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
     const misses = d('zone_hits') + d('leap_hits') + d('remote_reads');
     return { app: 'pd3-kv', mode, kops: r.kops, p50Us: r.p50Us, p99Us: r.p99Us, hitRate: rate(d('zone_hits'), misses),
-      hostCores: cores, errors: r.errors };
+      ...cpu, errors: r.errors };
   } finally {
     await stack.close();
   }
@@ -173,7 +179,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
 /** Spawns the hash map; resolves when its stdout ready line arrives; `onListening` runs first. */
 function startHashmap(args: string[], token: string, onListening: () => Promise<void>): Promise<{ child: ChildProcess; port: number; stats(): Promise<Record<string, number>> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(HASHMAP, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PD3_TOKEN: token } });
+    const child = spawnOnSide('host', HASHMAP, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PD3_TOKEN: token } });
     const waiting: Array<(s: Record<string, number>) => void> = [];
     let errText = '';
     createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -200,7 +206,7 @@ function startHashmap(args: string[], token: string, onListening: () => Promise<
 
 function runHashmapClient(args: string[]): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(HASHMAP_CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnOnSide('other', HASHMAP_CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -222,6 +228,7 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
     const segment = `pd3-e2e-hm-${process.pid}-${randomBytes(3).toString('hex')}`;
     const port = await freePort();
     let clientPort = port;
+    let agentPid: number | undefined;
     onStep('load');
     const hm = await startHashmap(['--mode', mode, '--listen', `127.0.0.1:${port}`, '--records', String(spec.records),
       ...(mode === 'local' ? [] : ['--cache-percent', String(spec.cachePercent)]), '--threads', '2',
@@ -229,6 +236,7 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
       if (mode !== 'pd3' && mode !== 'pd3-noprefetch') return;
       const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'binary'] : [], port, spec);
       stack.push(() => agent.stop());
+      agentPid = agent.child.pid!;
       if (mode === 'pd3' && spec.mirror === 'tee') clientPort = Number(agent.ready.teePort);
     });
     stack.push(async () => {
@@ -237,16 +245,17 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
     });
     onStep('run');
     const before = await hm.stats();
-    const cpu0 = cpuSeconds(hm.child.pid!);
-    const t0 = Date.now();
+    // The client measures its whole run (its own warm-up is not separated): so does the window.
+    const window = measureWindow({ host: hm.child.pid!, dpu: agentPid, memserver: ms.child.pid! }, 0, spec.warmupMs + spec.durationMs);
     const secs = (spec.warmupMs + spec.durationMs) / 1000;
     const r = await runHashmapClient(['--connect', `127.0.0.1:${clientPort}`, '--records', String(spec.records),
       '--workload', 'B', '--distribution', 'uniform', '--seconds', secs.toFixed(1), '--connections', '4', '--depth', '8']);
-    const cores = (cpuSeconds(hm.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const kops = (r.entries_per_sec ?? 0) / 1000;
+    const cpu = cpuFigures(await window, kops);
     const after = await hm.stats();
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
-    return { app: 'hashmap', mode, kops: (r.entries_per_sec ?? 0) / 1000, p50Us: r.p50_us ?? 0, p99Us: r.p99_us ?? 0,
-      hitRate: rate(d('zone_hits'), d('misses')), hostCores: cores, errors: (r.errors ?? 0) + (r.mismatches ?? 0) };
+    return { app: 'hashmap', mode, kops, p50Us: r.p50_us ?? 0, p99Us: r.p99_us ?? 0,
+      hitRate: rate(d('zone_hits'), d('misses')), ...cpu, errors: (r.errors ?? 0) + (r.mismatches ?? 0) };
   } finally {
     await stack.close();
   }
@@ -265,12 +274,14 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     const port = await freePort();
     onStep('load');
     const serverReady = startDaemon(PAGE_CLI, ['--mode', mode, '--listen', `127.0.0.1:${port}`, '--pages', String(pages),
-      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 120000);
+      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 120000, 'host');
     let target = `127.0.0.1:${port}`;
+    let agentPid: number | undefined;
     if (mode === 'pd3' || mode === 'pd3-noprefetch') {
       const agent = await agentFor(segment, ms.port, token,
         mode === 'pd3' ? ['--prefetch-parser', 'grpc', '--prefetch-parser-config', PAGES_PARSER_CONFIG] : [], port, spec);
       stack.push(() => agent.stop());
+      agentPid = agent.child.pid!;
       if (mode === 'pd3' && spec.mirror === 'tee') target = `127.0.0.1:${Number(agent.ready.teePort)}`;
     }
     const ps = await serverReady;
@@ -278,11 +289,10 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     onStep('run');
     const stats = new PagesClient(target);
     const before = await stats.stats();
-    const cpu0 = cpuSeconds(ps.child.pid!);
-    const t0 = Date.now();
     await runLoad({ target, pages, callers: 16, durationMs: spec.warmupMs, ops: 1e9, workload: 'B', distribution: 'uniform', seed: 1 });
+    const window = measureWindow({ host: ps.child.pid!, dpu: agentPid, memserver: ms.child.pid! }, 0, spec.durationMs);
     const r = await runLoad({ target, pages, callers: 16, durationMs: spec.durationMs, ops: 1e9, workload: 'B', distribution: 'uniform', seed: 2 });
-    const cores = (cpuSeconds(ps.child.pid!) - cpu0) / ((Date.now() - t0) / 1000);
+    const cpu = cpuFigures(await window, r.throughput / 1000);
     const after = await stats.stats();
     stats.close();
     // The Stats RPC's field names: the .proto's snake_case, or camelCase as protobufjs may give them.
@@ -291,7 +301,7 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     const d = (k: string): number => field(after, k) - field(before, k);
     const misses = d('zone_hits') + d('remote_reads') + d('coalesced_misses');
     return { app: 'page-server', mode, kops: r.throughput / 1000, p50Us: r.p50Us, p99Us: r.p99Us,
-      hitRate: rate(d('zone_hits'), misses), hostCores: cores, errors: r.errors };
+      hitRate: rate(d('zone_hits'), misses), ...cpu, errors: r.errors };
   } finally {
     await stack.close();
   }

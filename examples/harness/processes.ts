@@ -1,8 +1,9 @@
 // processes.ts — starts real pd3-memserver and pd3-agent processes for benchmarks and integration
 // tests, waits for their "ready" log line, and stops them (always: SIGKILL after a grace period).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onSide, SHARED, type CoreLayout, type Side } from './core-layout.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Compiled CLI entry points. */
@@ -23,6 +24,23 @@ export interface Daemon {
 }
 
 const live = new Set<ChildProcess>();
+
+// The core layout every process started from here follows (core-layout.ts); shared until a
+// benchmark or the demo chooses one.
+let layout: CoreLayout = SHARED;
+/** Sets the layout of the processes started from now on. */
+export function useLayout(l: CoreLayout): void {
+  layout = l;
+}
+/** The layout in force. */
+export function currentLayout(): CoreLayout {
+  return layout;
+}
+/** Spawns `file args` on `side` of the layout in force. */
+export function spawnOnSide(side: Side, file: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  const cmd = onSide(layout, side, file, args);
+  return spawn(cmd.file, cmd.args, options);
+}
 process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
@@ -39,9 +57,10 @@ export async function stopAllDaemons(graceMs = 3000): Promise<void> {
 }
 
 /** Spawns `node script ...args` with the auth token in PD3_TOKEN (never on a command line, where
- *  `ps` shows it) and waits up to `timeoutMs` for its "ready" line on stderr. */
-export function startDaemon(script: string, args: string[], token: string, timeoutMs = 15000): Promise<Daemon> {
-  const child = spawn(process.execPath, [script, ...args], {
+ *  `ps` shows it) and waits up to `timeoutMs` for its "ready" line on stderr. `side`: where it runs
+ *  in the core layout ('other' — agent, memory servers — unless it is the data system). */
+export function startDaemon(script: string, args: string[], token: string, timeoutMs = 15000, side: Side = 'other'): Promise<Daemon> {
+  const child = spawnOnSide(side, process.execPath, [script, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, PD3_TOKEN: token },
   });
