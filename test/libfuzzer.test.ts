@@ -45,7 +45,7 @@ if (scratch !== null) {
   runtime = fuzzerRuntimeLinks(scratch);
   if (!runtime) {
     // clang is there, its fuzzer runtime is not: the same one-line skip, naming that package.
-    reportSkip("skipped: the libFuzzer targets need clang's fuzzer runtime, not installed (Debian package libclang-rt-14-dev)");
+    reportSkip("skipped: the libFuzzer targets (clang's fuzzer runtime is not installed; Debian package libclang-rt-14-dev)");
   }
 }
 

@@ -40,12 +40,12 @@ export function reportSkip(line: string): void {
   if (log) appendFileSync(log, `${line}\n`);
 }
 
-/** Finds `program` on PATH. When it is missing, reports one line "skipped: WHAT needs NAME, not on
- *  PATH (Debian package PKG)" (reportSkip) and returns null, so the caller skips. */
+/** Finds `program` on PATH. When it is missing, reports one line "skipped: WHAT (NAME is not on
+ *  PATH; Debian package PKG)" (reportSkip) and returns null, so the caller skips. */
 export function optionalProgram(program: OptionalProgram): string | null {
   const found = findOnPath(program.name);
   if (found === null) {
-    reportSkip(`skipped: ${program.needs} needs ${program.name}, not on PATH (Debian package ${program.debianPackage})`);
+    reportSkip(`skipped: ${program.needs} (${program.name} is not on PATH; Debian package ${program.debianPackage})`);
   }
   return found;
 }
