@@ -14,15 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from '../examples/harness/e2e-apps.js';
 import { groupedBars, lines, writeChart, type ChartRow, type ChartSpec } from '../examples/harness/charts.js';
-import { describeLayout, layoutRecord, parseCpuList, resolveLayout, type LayoutName } from '../examples/harness/core-layout.js';
-import { useLayout } from '../examples/harness/processes.js';
+import { applyLayoutOptions, checkLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, SHARED, type CoreLayout } from '../examples/harness/core-layout.js';
 
 const USAGE = `usage: npm run bench -- e2e [options]
   --quick               pd3-kv only, small, within 60 s (results/e2e-quick/)
   --apps A,B            apps to run: pd3-kv, hashmap, page-server (default: all; --quick: pd3-kv)
-  --layout split|shared split (default with 2+ CPUs): the data system on --host-cpus, the agent,
-                        memory servers and clients on the other CPUs; shared: nothing pinned
-  --host-cpus LIST      the data system's CPUs in split layout (default 0)
+${LAYOUT_USAGE}
   --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
   --no-sweeps           skip the local cache and Loading Zone sweeps
   --agent-args "FLAGS"  extra pd3-agent flags
@@ -43,8 +40,7 @@ function parseOptions() {
     options: {
       quick: { type: 'boolean', default: false },
       apps: { type: 'string' },
-      layout: { type: 'string', default: 'split' },
-      'host-cpus': { type: 'string', default: '0' },
+      ...LAYOUT_OPTIONS,
       mirror: { type: 'string', default: 'afpacket' },
       'no-sweeps': { type: 'boolean', default: false },
       'agent-args': { type: 'string', default: '' },
@@ -67,11 +63,9 @@ const opts = values!;
 const quick = opts.quick;
 const apps = (opts.apps ?? (quick ? 'pd3-kv' : 'pd3-kv,hashmap,page-server')).split(',') as AppName[];
 for (const a of apps) if (!(a in RUNNERS)) usageError(`--apps: unknown app '${a}' (pd3-kv, hashmap, page-server)`);
-if (opts.layout !== 'split' && opts.layout !== 'shared') usageError(`--layout: split or shared, got '${opts.layout}'`);
 if (opts.mirror !== 'afpacket' && opts.mirror !== 'tee') usageError(`--mirror: afpacket or tee, got '${opts.mirror}'`);
-let hostCpus: number[] = [0];
 try {
-  hostCpus = parseCpuList(opts['host-cpus']);
+  checkLayoutOptions(opts);
 } catch (e) {
   usageError((e as Error).message);
 }
@@ -193,10 +187,12 @@ async function run(app: AppName, mode: Mode, spec: RunSpec, label = ''): Promise
 }
 
 // The same layout for every mode: the data system on the host CPUs, the rest on the others.
-const layout = resolveLayout(opts.layout as LayoutName, hostCpus);
-useLayout(layout);
-console.log(describeLayout(layout));
-if (layout.fallback && opts.layout === 'split') console.log(`note: split layout not possible (${layout.fallback}); running shared`);
+let layout: CoreLayout = SHARED;
+try {
+  layout = applyLayoutOptions(opts);
+} catch (e) {
+  usageError((e as Error).message);
+}
 
 const results: ModeResult[] = [];
 console.log(`e2e: ${apps.join(', ')} × ${MODES.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +

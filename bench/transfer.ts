@@ -3,17 +3,37 @@
 // request ring to a real pd3-agent, which batches them to the server; (b) host-issued: the host
 // library's direct mode, the host paying for the transport itself. Same total cores: the offloaded
 // run has 1 host thread + the agent's engine thread, the direct run 2 host threads. The host side
-// is bench/native/transfer.cpp (linked against libpd3host). Last line: one JSON object.
-import { spawn } from 'node:child_process';
+// is bench/native/transfer.cpp (linked against libpd3host). In split layout (the default) the host
+// program runs on the host CPUs, the agent and the memory server on the others (docs/benchmarks.md,
+// "Core layout"). Last line: one JSON object.
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
+
+const USAGE = `usage: npm run bench -- transfer [--quick] [--layout split|shared] [--host-cpus LIST]
+  --quick               one 3 s run per configuration instead of three of 6 s
+${LAYOUT_USAGE}`;
+let quick = false;
+let layout: CoreLayout;
+try {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  quick = values.quick;
+  layout = applyLayoutOptions(values);
+} catch (e) {
+  console.error(`transfer: ${(e as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_transfer');
-const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 6;
 const REPS = quick ? 1 : 3;
 const WINDOW = 4096;
@@ -35,7 +55,7 @@ interface Run {
 // Runs the host program; `onSegment` is called with the segment name (offload: start the agent).
 function runHost(args: string[], onSegment?: (segment: string) => Promise<Daemon>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawnOnSide('host', BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let agent: Promise<Daemon> | null = null;
     let last = '';
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -90,6 +110,7 @@ try {
   console.log(`ratios: offload/direct throughput ${(o.mops / d.mops).toFixed(2)} (target >= 1), ` +
     `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.2)`);
   console.log(JSON.stringify({
+    layout: layout!.name,
     offload_mops: +o.mops.toFixed(4),
     direct_mops: +d.mops.toFixed(4),
     offload_host_cpu_ns_per_op: +o.cpu.toFixed(1),

@@ -9,35 +9,30 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bars, writeChart } from './harness/charts.js';
 import { runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
-import { describeLayout, parseCpuList, resolveLayout, type LayoutName } from './harness/core-layout.js';
-import { stopAllDaemons, useLayout } from './harness/processes.js';
+import { applyLayoutOptions, checkLayoutOptions, describeLayout, LAYOUT_OPTIONS, LAYOUT_USAGE } from './harness/core-layout.js';
+import { stopAllDaemons } from './harness/processes.js';
 
 const USAGE = `usage: npm start [-- --out DIR]   (or: node dist/examples/start.js [--out DIR])
 Runs pd3-kv on loopback with everything local, with synchronous remote reads and with PD3, prints
 them side by side and writes the chart throughput.svg (+ throughput.vl.json, throughput.data.json).
   --out DIR             where the chart goes (default: results/demo under the current directory)
-  --layout split|shared split (default with 2+ CPUs): pd3-kv alone on --host-cpus, the agent, the
-                        memory server and the client on the other CPUs, as on separate machines;
-                        shared: nothing pinned
-  --host-cpus LIST      pd3-kv's CPUs in split layout (default 0)
+${LAYOUT_USAGE}
   --help                this text
 Environment: PD3_DEMO_RECORDS (default 50000, at least 1000), PD3_DEMO_SECONDS (default 3, per mode).`;
 
-let options: { out: string; help: boolean; layout: LayoutName; hostCpus: number[] };
+let options: { out: string; help: boolean; layout: string; 'host-cpus': string };
 try {
   const { values } = parseArgs({
     options: {
       out: { type: 'string' },
-      layout: { type: 'string', default: 'split' },
-      'host-cpus': { type: 'string', default: '0' },
+      ...LAYOUT_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
     allowPositionals: false,
   });
-  if (values.layout !== 'split' && values.layout !== 'shared') throw new Error(`--layout: split or shared, got '${values.layout}'`);
-  options = { out: values.out ?? 'results/demo', help: values.help ?? false, layout: values.layout,
-    hostCpus: parseCpuList(values['host-cpus']) };
+  options = { out: values.out ?? 'results/demo', help: values.help ?? false, layout: values.layout, 'host-cpus': values['host-cpus'] };
+  checkLayoutOptions(options);
 } catch (e) {
   console.error(`${(e as Error).message}\n${USAGE}`);
   process.exit(2);
@@ -124,11 +119,9 @@ async function main(): Promise<void> {
     'YCSB-B (95% GET, 5% SET, uniform keys) from 4 ioredis connections × 8 outstanding requests\n');
   for (const m of MODES) console.log(`  ${m.mode.padEnd(6)} ${m.what}`);
   // The same layout for every mode (core-layout.ts).
-  const layout = resolveLayout(options.layout, options.hostCpus);
-  useLayout(layout);
+  console.log('');
+  const layout = applyLayoutOptions(options);
   layoutLine = describeLayout(layout);
-  console.log(`\n${layoutLine}`);
-  if (layout.fallback && options.layout === 'split') console.log(`(split layout not possible: ${layout.fallback})`);
   console.log('');
   const results: ModeResult[] = [];
   for (const m of MODES) {

@@ -5,7 +5,7 @@
 // and the benchmark driver itself — on the remaining CPUs. Layout `shared` pins nothing (every
 // process on every CPU). Pinning goes through `taskset` (util-linux); where it is missing, the OS
 // refuses it, or there is one CPU, the layout falls back to shared and says why.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
@@ -107,3 +107,53 @@ export function onSide(layout: CoreLayout, side: Side, file: string, args: reado
 
 /** The layout of a process that was given none: shared, nothing pinned. */
 export const SHARED: CoreLayout = Object.freeze({ name: 'shared', hostCpus: [], otherCpus: [], fallback: '' });
+
+// The layout every process started through spawnOnSide follows: shared until a benchmark or the
+// demo chooses one (useLayout).
+let inForce: CoreLayout = SHARED;
+
+/** Sets the layout of the processes started from now on. */
+export function useLayout(layout: CoreLayout): void {
+  inForce = layout;
+}
+
+/** The layout in force. */
+export function currentLayout(): CoreLayout {
+  return inForce;
+}
+
+/** Spawns `file args` on `side` of the layout in force. */
+export function spawnOnSide(side: Side, file: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  const cmd = onSide(inForce, side, file, args);
+  return spawn(cmd.file, cmd.args, options);
+}
+
+/** The --layout and --host-cpus options of a benchmark or the demo, for util.parseArgs. */
+export const LAYOUT_OPTIONS = {
+  layout: { type: 'string', default: 'split' },
+  'host-cpus': { type: 'string', default: '0' },
+} as const;
+
+/** Their lines of a --help text. */
+export const LAYOUT_USAGE = `  --layout split|shared split (default with 2+ CPUs): the data system on --host-cpus; the agent,
+                        memory servers and clients on the other CPUs, as on separate machines;
+                        shared: nothing pinned
+  --host-cpus LIST      the data system's CPUs in split layout (default 0)`;
+
+/** The parsed --layout and --host-cpus, checked; throws naming the flag. */
+export function checkLayoutOptions(values: { layout?: string; 'host-cpus'?: string }): { layout: LayoutName; hostCpus: number[] } {
+  const layout = values.layout ?? 'split';
+  if (layout !== 'split' && layout !== 'shared') throw new Error(`--layout: split or shared, got '${layout}'`);
+  return { layout, hostCpus: parseCpuList(values['host-cpus'] ?? '0') };
+}
+
+/** Checks the parsed --layout and --host-cpus (checkLayoutOptions), resolves the layout, puts it in
+ *  force and prints what runs where (and why split fell back, if it did). */
+export function applyLayoutOptions(values: { layout?: string; 'host-cpus'?: string }, print: (line: string) => void = console.log): CoreLayout {
+  const { layout: asked, hostCpus } = checkLayoutOptions(values);
+  const layout = resolveLayout(asked, hostCpus);
+  useLayout(layout);
+  print(describeLayout(layout));
+  if (layout.fallback && asked === 'split') print(`note: split layout not possible (${layout.fallback}); running shared`);
+  return layout;
+}

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.js';
 import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
-import { spawnOnSide, startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
+import { spawnOnSide } from './core-layout.js';
+import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
 import { loadRecords, runYcsb } from './resp-ycsb.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -1,9 +1,9 @@
 // processes.ts — starts real pd3-memserver and pd3-agent processes for benchmarks and integration
 // tests, waits for their "ready" log line, and stops them (always: SIGKILL after a grace period).
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { onSide, SHARED, type CoreLayout, type Side } from './core-layout.js';
+import { spawnOnSide, type Side } from './core-layout.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Compiled CLI entry points. */
@@ -25,22 +25,6 @@ export interface Daemon {
 
 const live = new Set<ChildProcess>();
 
-// The core layout every process started from here follows (core-layout.ts); shared until a
-// benchmark or the demo chooses one.
-let layout: CoreLayout = SHARED;
-/** Sets the layout of the processes started from now on. */
-export function useLayout(l: CoreLayout): void {
-  layout = l;
-}
-/** The layout in force. */
-export function currentLayout(): CoreLayout {
-  return layout;
-}
-/** Spawns `file args` on `side` of the layout in force. */
-export function spawnOnSide(side: Side, file: string, args: readonly string[], options: SpawnOptions): ChildProcess {
-  const cmd = onSide(layout, side, file, args);
-  return spawn(cmd.file, cmd.args, options);
-}
 process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
