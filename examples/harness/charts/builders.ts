@@ -4,7 +4,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { categories, numbers, seriesColors } from './rows.js';
 import { textWidth } from './text-metrics.js';
 import { type AxisTicks, axisTicks, labelFormat } from './ticks.js';
-import { AXIS_TITLE_SIZE, type BarsOptions, CHART_FONT, type ChartRow, type ChartSpec, type GroupedBarsOptions, HEIGHT, LABEL_SIZE, type LinesOptions, SUBTITLE_SIZE, TITLE_SIZE, type Titled, VEGA_LITE_SCHEMA, type ValueAxis } from './types.js';
+import { AXIS_TITLE_SIZE, type BarsOptions, CHART_FONT, type CategoryField, type ChartRow, type ChartSpec, type GroupedBarsOptions, HEIGHT, LABEL_SIZE, type LinesOptions, SUBTITLE_SIZE, TITLE_SIZE, type Titled, VEGA_LITE_SCHEMA, type ValueAxis } from './types.js';
 
 /** Plot width: at least `natural`, and wide enough for the title and subtitle above it. */
 function plotWidth(o: Titled, natural: number): number {
@@ -77,6 +77,16 @@ function asSpec(spec: Record<string, unknown>, rows: ChartRow[]): ChartSpec {
 
 // ---- builders -----------------------------------------------------------------------------------
 
+/** The colour channel: one colour per series, each mode's the same in every chart. */
+function colorChannel(cat: CategoryField, series: string[]): Record<string, unknown> {
+  return { field: cat.field, type: 'nominal', title: cat.title, sort: series, scale: { domain: series, range: seriesColors(series) } };
+}
+
+/** A chart around its marks: the title, a plot at least `naturalWidth` wide, the shared look, the rows. */
+function framed(o: Titled, naturalWidth: number, body: Record<string, unknown>, rows: ChartRow[]): ChartSpec {
+  return asSpec({ title: titleBlock(o), width: plotWidth(o, naturalWidth), height: HEIGHT, config: config(), ...body }, rows);
+}
+
 /** One bar per x value (e.g. one per mode), coloured by MODE_COLORS, optionally labelled. */
 export function bars(o: BarsOptions): ChartSpec {
   const names = categories(o.rows, o.x, 'x');
@@ -99,14 +109,7 @@ export function bars(o: BarsOptions): ChartSpec {
       encoding: { text: { field: o.y.field, type: 'quantitative', format }, color: { value: '#222' } },
     });
   }
-  return asSpec({
-    title: titleBlock(o),
-    width: plotWidth(o, names.length * step),
-    height: HEIGHT,
-    config: config(),
-    encoding,
-    layer,
-  }, o.rows);
+  return framed(o, names.length * step, { encoding, layer }, o.rows);
 }
 
 /** Grouped bars: x = category (app), one bar per series (mode) in each group, legend on the right. */
@@ -121,21 +124,14 @@ export function groupedBars(o: GroupedBarsOptions): ChartSpec {
     x: { field: o.x.field, type: 'nominal', title: o.x.title, sort: groups, scale: { domain: groups, paddingInner: 0.18, paddingOuter: 0.08 } },
     xOffset: { field: o.color.field, type: 'nominal', sort: series, scale: { domain: series, paddingInner: 0.08 } },
     y: quantitative(o.y, ticks),
-    color: { field: o.color.field, type: 'nominal', title: o.color.title, sort: series, scale: { domain: series, range: seriesColors(series) } },
+    color: colorChannel(o.color, series),
     tooltip: [
       { field: o.x.field, type: 'nominal' },
       { field: o.color.field, type: 'nominal' },
       { field: o.y.field, type: 'quantitative', format: labelFormat(values) },
     ],
   };
-  return asSpec({
-    title: titleBlock(o),
-    width: plotWidth(o, natural),
-    height: HEIGHT,
-    config: config(),
-    mark: { type: 'bar' },
-    encoding,
-  }, o.rows);
+  return framed(o, natural, { mark: { type: 'bar' }, encoding }, o.rows);
 }
 
 /** Lines with a point per row, one line per series; x may be log with named ticks (sweeps). */
@@ -170,19 +166,12 @@ export function lines(o: LinesOptions): ChartSpec {
   const encoding = {
     x: { field: o.x.field, type: 'quantitative', title: o.x.title, scale: xScale, axis: xAxis },
     y: quantitative(o.y, yTicks),
-    color: { field: o.color.field, type: 'nominal', title: o.color.title, sort: series, scale: { domain: series, range: seriesColors(series) } },
+    color: colorChannel(o.color, series),
     tooltip: [
       { field: o.color.field, type: 'nominal' },
       { field: o.x.field, type: 'quantitative' },
       { field: o.y.field, type: 'quantitative', format: labelFormat(ys) },
     ],
   };
-  return asSpec({
-    title: titleBlock(o),
-    width: plotWidth(o, Math.max(360, xValues.length * 70)),
-    height: HEIGHT,
-    config: config(),
-    mark: { type: 'line', point: { size: 50, filled: true }, strokeWidth: 2 },
-    encoding,
-  }, o.rows);
+  return framed(o, Math.max(360, xValues.length * 70), { mark: { type: 'line', point: { size: 50, filled: true }, strokeWidth: 2 }, encoding }, o.rows);
 }
