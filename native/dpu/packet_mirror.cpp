@@ -389,7 +389,7 @@ void PacketMirror::run() {
       ++local_.spins;
       if (spin(spin_ns)) ++local_.spin_hits;
     } else {
-      sleep(tick_ms);
+      wait_for_ring(tick_ms);
     }
     if (now_ >= next_tick) {
       flows_->expire(now_);
@@ -461,7 +461,7 @@ bool PacketMirror::spin(uint64_t spin_ns) {
 
 // Sleeps until the socket is readable (the kernel filled a frame or retired a block), stop()
 // writes the eventfd, or tick_ms pass.
-void PacketMirror::sleep(uint32_t tick_ms) {
+void PacketMirror::wait_for_ring(uint32_t tick_ms) {
   pollfd fds[2] = {{sock_.get(), POLLIN | POLLERR, 0}, {wake_.get(), POLLIN, 0}};
   ++local_.polls;
   if (poll(fds, 2, int(tick_ms)) > 0 && (fds[0].revents & POLLIN)) ++local_.wakeups;

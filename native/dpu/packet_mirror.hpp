@@ -154,7 +154,7 @@ class PacketMirror {
   [[nodiscard]] bool take_frames();
   [[nodiscard]] bool take_block();
   [[nodiscard]] bool spin(uint64_t spin_ns);
-  void sleep(uint32_t tick_ms);
+  void wait_for_ring(uint32_t tick_ms);
   void process_block(uint8_t* block);
   void handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t wire_len, uint8_t pkttype, uint64_t stamp_ns);
   void read_kernel_stats();
