@@ -7,8 +7,13 @@
 //              through the request ring (--prefetch-issuer host).
 // Figure: the agent's median lead time, client request captured → item in the Loading Zone
 // (pd3_agent_prefetch_lead_nanoseconds). Also the parse + Host View lookup rate of one agent core.
+// With the packet mirror, the capture lag (kernel timestamp of a packet → the capture thread hands
+// it on, pd3_agent_mirror_capture_lag_nanoseconds) of both capture rings side by side, direct
+// issuer: the TPACKET_V3 ring (--mirror-ring v3, the baseline: blocks on a 1 ms timer) and the
+// TPACKET_V2 ring (--mirror-ring v2, the candidate and the default: a wake-up per packet).
 // Options: --quick (1 run each, fewer requests), --mirror tee; env PD3_BENCH_AGENT_ARGS adds agent
-// flags (e.g. "--host-view off" for the breakdown in docs/benchmarks.md). Last line: one JSON object.
+// flags (e.g. "--host-view off" for the breakdown in docs/benchmarks.md, "--mirror-spin-us 50").
+// Last line: one JSON object.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -25,10 +30,16 @@ const REQUESTS = quick ? 1500 : 5000;
 const PARSE_REQUESTS = quick ? 1000000 : 4000000;
 
 type Issuer = 'agent' | 'host';
+/** The packet mirror's receive ring (--mirror-ring). */
+type Ring = 'v2' | 'v3';
+/** The candidate ring (the agent's default) and the baseline it replaces. */
+const CANDIDATE: Ring = 'v2';
+const BASELINE: Ring = 'v3';
 
 /** One lead-time run: what the app saw and what the agent measured. */
 interface LeadRun {
   issuer: Issuer;
+  ring: Ring;
   hits: number;
   misses: number;
   leadP50Us: number;
@@ -36,6 +47,16 @@ interface LeadRun {
   appWaitP50Us: number;
   produced: number;
   hints: number;
+  /** Capture lag quantiles and the frames measured (0 with the tee proxy). */
+  lagP50Us: number;
+  lagP99Us: number;
+  lagCount: number;
+  /** The capture thread's CPU time over the whole run, µs per client request. */
+  mirrorCpuUsPerRequest: number;
+  polls: number;
+  wakeups: number;
+  spins: number;
+  spinHits: number;
 }
 
 /** Spawns the native program; resolves with its stdout lines once it exits 0. `onLine` sees each
@@ -69,13 +90,13 @@ async function scrape(address: string): Promise<Map<string, number>> {
 const mirrorArg = process.argv.indexOf('--mirror');
 let mirror: 'afpacket' | 'tee' = mirrorArg > 0 && process.argv[mirrorArg + 1] === 'tee' ? 'tee' : 'afpacket';
 
-async function leadRun(issuer: Issuer, memserverPort: number, token: string): Promise<LeadRun> {
+async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token: string): Promise<LeadRun> {
   let agent: Daemon | null = null;
   let failure: unknown = null;
   const start = async (segment: string, appPort: number, stdin: NodeJS.WritableStream): Promise<void> => {
     const args = (m: string): string[] => [
       '--prefetch-parser', 'binary', '--mirror', m, '--app', `127.0.0.1:${appPort}`, '--prefetch-issuer', issuer,
-      '--metrics', '127.0.0.1:0', ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : []),
+      '--metrics', '127.0.0.1:0', ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : ['--mirror-ring', ring]),
       ...(process.env.PD3_BENCH_AGENT_ARGS ?? '').split(' ').filter(Boolean),
     ];
     try {
@@ -115,6 +136,7 @@ async function leadRun(issuer: Issuer, memserverPort: number, token: string): Pr
     };
     return {
       issuer,
+      ring,
       hits: app.hits,
       misses: app.misses,
       appWaitP50Us: app.app_wait_p50_us,
@@ -122,6 +144,14 @@ async function leadRun(issuer: Issuer, memserverPort: number, token: string): Pr
       leadP99Us: get('pd3_agent_prefetch_lead_nanoseconds{quantile="0.99"}') / 1000,
       produced: get('pd3_agent_prefetch_produced_total'),
       hints: get('pd3_agent_prefetch_hints_total'),
+      lagP50Us: get('pd3_agent_mirror_capture_lag_nanoseconds{quantile="0.5"}') / 1000,
+      lagP99Us: get('pd3_agent_mirror_capture_lag_nanoseconds{quantile="0.99"}') / 1000,
+      lagCount: get('pd3_agent_mirror_capture_lag_total'),
+      mirrorCpuUsPerRequest: get('pd3_agent_mirror_cpu_nanoseconds_total') / 1000 / REQUESTS,
+      polls: get('pd3_agent_mirror_polls_total'),
+      wakeups: get('pd3_agent_mirror_wakeups_total'),
+      spins: get('pd3_agent_mirror_spins_total'),
+      spinHits: get('pd3_agent_mirror_spin_hits_total'),
     };
   } finally {
     await a.stop();
@@ -136,10 +166,13 @@ function median(xs: number[]): number {
 const token = randomBytes(16).toString('hex');
 const server = await startMemserver({ token, capacity: '2G' });
 const runs: Record<Issuer, LeadRun[]> = { agent: [], host: [] };
+/** Direct issuer on the baseline ring (packet mirror only). */
+const baselineRuns: LeadRun[] = [];
 try {
   for (let rep = 0; rep < REPS; ++rep) {
-    // Interleaved, so drift in the machine's speed hits both paths alike.
-    for (const issuer of ['agent', 'host'] as const) runs[issuer].push(await leadRun(issuer, server.port, token));
+    // Interleaved, so drift in the machine's speed hits every setting alike.
+    for (const issuer of ['agent', 'host'] as const) runs[issuer].push(await leadRun(issuer, CANDIDATE, server.port, token));
+    if (mirror === 'afpacket') baselineRuns.push(await leadRun('agent', BASELINE, server.port, token));
   }
 } finally {
   await server.stop();
@@ -165,7 +198,44 @@ console.log(`prefetch lead time, ${REQUESTS} reads of keys the host lacks per ru
 const direct = row('direct (agent issues)', runs.agent);
 const viaHost = row('via host (hint → host → ring)', runs.host);
 console.log(`via_host / direct: ${(viaHost.p50 / direct.p50).toFixed(3)} (paper: the direct path is 24% faster, target >= 1.24)`);
+
+/** Capture lag and its cost for one ring (direct issuer), medians over the runs. */
+interface LagRow {
+  p50: number;
+  p99: number;
+  leadP50: number;
+  hit: number;
+  appWait: number;
+  cpuUs: number;
+}
+const lagRow = (name: string, rs: LeadRun[]): LagRow => {
+  const r = {
+    p50: median(rs.map((x) => x.lagP50Us)),
+    p99: median(rs.map((x) => x.lagP99Us)),
+    leadP50: median(rs.map((x) => x.leadP50Us)),
+    hit: median(rs.map((x) => x.hits / (x.hits + x.misses))),
+    appWait: median(rs.map((x) => x.appWaitP50Us)),
+    cpuUs: median(rs.map((x) => x.mirrorCpuUsPerRequest)),
+  };
+  const last = rs[rs.length - 1]!;
+  console.log(
+    `${name.padEnd(30)} capture lag p50 ${r.p50.toFixed(2).padStart(8)} us  p99 ${r.p99.toFixed(2).padStart(8)} us  ` +
+      `app wait p50 ${r.appWait.toFixed(2).padStart(7)} us  zone hits ${(100 * r.hit).toFixed(1).padStart(5)}%  ` +
+      `capture CPU ${r.cpuUs.toFixed(2)} us/request  (runs p99: ${rs.map((x) => x.lagP99Us.toFixed(1)).join(', ')}; ` +
+      `last run: ${last.lagCount} frames, ${last.polls} polls, ${last.wakeups} woken, ${last.spins} spins, ${last.spinHits} hit)`,
+  );
+  return r;
+};
+let candidate: LagRow | null = null;
+let baseline: LagRow | null = null;
+if (mirror === 'afpacket') {
+  console.log('capture lag, kernel timestamp → capture thread hands the packet on (direct issuer):');
+  baseline = lagRow(`${BASELINE} ring (baseline)`, baselineRuns);
+  candidate = lagRow(`${CANDIDATE} ring (candidate)`, runs.agent);
+  console.log(`capture lag p99: ${candidate.p99.toFixed(2)} us (target <= 100 us), ${(baseline.p99 / candidate.p99).toFixed(1)}x below ${BASELINE}`);
+}
 console.log(`parse + Host View lookup, one core: RESP ${parse.resp_mreq_s.toFixed(2)} Mreq/s, binary ${parse.binary_mreq_s.toFixed(2)} Mreq/s`);
+const us = (v: number | undefined): number | null => (v === undefined ? null : Number(v.toFixed(3)));
 console.log(
   JSON.stringify({
     direct_us: Number(direct.p50.toFixed(3)),
@@ -178,5 +248,17 @@ console.log(
     via_host_hit_rate: Number(viaHost.hit.toFixed(4)),
     binary_parse_lookup_mreq_s: parse.binary_mreq_s,
     mirror,
+    mirror_ring: mirror === 'afpacket' ? CANDIDATE : null,
+    capture_lag_p50_us: us(candidate?.p50),
+    capture_lag_p99_us: us(candidate?.p99),
+    capture_cpu_us_per_request: us(candidate?.cpuUs),
+    app_wait_p50_us: us(candidate?.appWait),
+    baseline_ring: mirror === 'afpacket' ? BASELINE : null,
+    baseline_capture_lag_p50_us: us(baseline?.p50),
+    baseline_capture_lag_p99_us: us(baseline?.p99),
+    baseline_capture_cpu_us_per_request: us(baseline?.cpuUs),
+    baseline_app_wait_p50_us: us(baseline?.appWait),
+    baseline_direct_us: us(baseline?.leadP50),
+    baseline_direct_hit_rate: baseline === null ? null : Number(baseline.hit.toFixed(4)),
   }),
 );

@@ -119,6 +119,21 @@ export const AGENT_SETTINGS = {
     { flag: 'tee-listen', help: 'tee only: the public address clients connect to' },
   ),
   mirrorInterface: text(64, { flag: 'mirror-interface', help: 'afpacket only: the interface to capture on', fallback: 'lo' }),
+  mirrorRing: choice(['v2', 'v3'] as const, {
+    flag: 'mirror-ring',
+    help: 'afpacket only: the capture ring; v2 hands each packet to the parser as it arrives (tens of µs), v3 in blocks the kernel hands over when full or after 1 ms',
+    fallback: 'v2',
+  }),
+  mirrorSpinUs: integer(0, 1000, {
+    flag: 'mirror-spin-us',
+    help: 'afpacket only: after captured packets, check the ring this long before sleeping (saves a wake-up when the next packet follows soon; spinning costs CPU)',
+    fallback: '0',
+  }),
+  mirrorSliceUs: integer(0, 100_000, {
+    flag: 'mirror-slice-us',
+    help: "afpacket only: the capture thread's scheduler slice (Linux >= 6.12; at least 100): a short one lets it run as soon as a packet arrives on busy cores; 0 keeps the kernel's default",
+    fallback: '100',
+  }),
   prefetchIssuer: choice(['agent', 'host'] as const, {
     flag: 'prefetch-issuer',
     help: 'who sends each prefetch to the memory server: the agent (DPU-direct) or the host after a hint from the agent (the slower design of the paper\'s §6.2, for comparison)',
@@ -175,6 +190,9 @@ export interface AgentSettings {
   app?: string;
   teeListen?: string;
   mirrorInterface?: string;
+  mirrorRing?: 'v2' | 'v3';
+  mirrorSpinUs?: number;
+  mirrorSliceUs?: number;
   prefetchIssuer?: 'agent' | 'host';
   prefetchInflight?: number;
   prefetchItemBytes?: number | string;
@@ -212,6 +230,12 @@ export interface AgentOptions {
     app: Endpoint;
     teeListen?: Endpoint;
     interface: string;
+    /** afpacket: the capture ring; absent: the native default (v2). */
+    ring?: 'v2' | 'v3';
+    /** afpacket: µs to spin on an empty ring before sleeping; absent: the native default (0). */
+    spinUs?: number;
+    /** afpacket: the capture thread's scheduler slice in µs, 0 = the kernel's; absent: the native default (100). */
+    sliceUs?: number;
     /** Who sends each prefetch; absent: the agent. */
     issuer?: 'agent' | 'host';
     maxInflight?: number;
@@ -240,6 +264,8 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
   const mirror = v.mirror ?? 'afpacket';
   const app = required(v.app, 'app', 'app', fileLabel);
   if (mirror === 'tee' && v.teeListen === undefined) throw new UsageError('--mirror tee needs --tee-listen HOST:PORT');
+  if (mirror === 'tee' && (v.mirrorRing !== undefined || v.mirrorSpinUs !== undefined || v.mirrorSliceUs !== undefined))
+    throw new UsageError('--mirror-ring, --mirror-spin-us and --mirror-slice-us only apply with --mirror afpacket');
   return withoutUndefined({
     parser: v.prefetchParser,
     parserConfig: v.prefetchParserConfig,
@@ -247,6 +273,9 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
     app,
     teeListen: v.teeListen,
     interface: v.mirrorInterface ?? 'lo',
+    ring: v.mirrorRing,
+    spinUs: v.mirrorSpinUs,
+    sliceUs: v.mirrorSliceUs,
     issuer: v.prefetchIssuer ?? 'agent',
     maxInflight: v.prefetchInflight,
     maxItemBytes: v.prefetchItemBytes,

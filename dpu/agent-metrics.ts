@@ -9,6 +9,7 @@ const PREFIX = 'pd3_agent';
 const ACCESSES = 'Client accesses the parser found in mirrored requests.';
 const MIRROR = `${PREFIX}_mirror`;
 const LEAD = 'Lead time (client READ captured → item in the Loading Zone) since start, by quantile (±3.2%).';
+const LAG = "Capture lag (the kernel's timestamp of a packet → the capture thread hands it to the parser side) since start, by quantile (±3.2%; afpacket).";
 
 // Prefetching and the mirror (docs/prefetcher.md, docs/mirror.md say what each counts).
 const PREFETCH_METRICS: readonly StatMetric[] = [
@@ -40,6 +41,14 @@ const PREFETCH_METRICS: readonly StatMetric[] = [
   { stat: 'mirror_gaps', name: `${MIRROR}_gaps_total`, type: 'counter', help: 'Holes in a flow\'s byte stream (the parser resynced after each).' },
   { stat: 'mirror_parse_errors', name: `${MIRROR}_parse_errors_total`, type: 'counter', help: 'Requests the parser refused (the flow resynced).' },
   { stat: 'mirror_kernel_drops', name: `${MIRROR}_kernel_drops_total`, type: 'counter', help: 'Packets the kernel dropped on a full capture ring.' },
+  { stat: 'mirror_polls', name: `${MIRROR}_polls_total`, type: 'counter', help: 'Times the capture thread found the ring empty and slept in poll() (afpacket).' },
+  { stat: 'mirror_wakeups', name: `${MIRROR}_wakeups_total`, type: 'counter', help: 'Sleeps in poll() a captured packet ended.' },
+  { stat: 'mirror_spins', name: `${MIRROR}_spins_total`, type: 'counter', help: 'Times the capture thread spun on an empty ring before sleeping (--mirror-spin-us).' },
+  { stat: 'mirror_spin_hits', name: `${MIRROR}_spin_hits_total`, type: 'counter', help: 'Spins a captured packet ended before the spin time ran out.' },
+  { stat: 'mirror_cpu_ns', name: `${MIRROR}_cpu_nanoseconds_total`, type: 'counter', help: 'CPU time of the capture thread (read at most 50 ms ago).' },
+  { stat: 'mirror_capture_lag_count', name: `${MIRROR}_capture_lag_total`, type: 'counter', help: 'Captured packets whose capture lag was measured.' },
+  { stat: 'mirror_capture_lag_p50_ns', name: `${MIRROR}_capture_lag_nanoseconds`, type: 'gauge', help: LAG, labels: { quantile: '0.5' } },
+  { stat: 'mirror_capture_lag_p99_ns', name: `${MIRROR}_capture_lag_nanoseconds`, type: 'gauge', help: LAG, labels: { quantile: '0.99' } },
 ];
 
 /** Native stat (EngineStats field) → metric. */

@@ -40,6 +40,9 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
       interface: p.interface,
     };
     if (p.issuer !== undefined) out.prefetch.issuer = p.issuer;
+    if (p.ring !== undefined) out.prefetch.ring = p.ring;
+    if (p.spinUs !== undefined) out.prefetch.spinUs = p.spinUs;
+    if (p.sliceUs !== undefined) out.prefetch.sliceUs = p.sliceUs;
     if (p.teeListen !== undefined) out.prefetch.listen = formatEndpoint(p.teeListen);
     if (p.maxInflight !== undefined) out.prefetch.maxInflight = p.maxInflight;
     if (p.maxItemBytes !== undefined) out.prefetch.maxItemBytes = p.maxItemBytes;

@@ -81,6 +81,12 @@ export interface NativeEngineOptions {
     /** tee only: "host:port" clients connect to. */
     listen?: string;
     interface?: string;
+    /** afpacket: the receive ring (packet_mirror.hpp MirrorRing); absent: v2. */
+    ring?: 'v2' | 'v3';
+    /** afpacket: µs the capture thread spins on an empty ring before sleeping (0-1000); absent: 0. */
+    spinUs?: number;
+    /** afpacket: the capture thread's scheduler slice in µs (0: the kernel's default); absent: 100. */
+    sliceUs?: number;
     /** Who sends each prefetch: the agent (DPU-direct, default) or the host after a hint (§6.2). */
     issuer?: 'agent' | 'host';
     /** issuer "host": a hint the host has not returned by then is given up. */

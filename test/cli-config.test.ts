@@ -517,6 +517,43 @@ describe('pd3-agent settings', () => {
       refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:1'], {})),
     ).toMatch(/--mirror tee needs --tee-listen/);
     expect(refusal(() => parseAgentCommand([...base, '--mirror', 'pcap'], {}))).toMatch(/^--mirror: must be/);
+    const app = ['--prefetch-parser', 'resp', '--app', '127.0.0.1:6379'];
+    const ring = parseAgentCommand([...base, ...app, '--mirror-ring', 'v3', '--mirror-spin-us', '20', '--mirror-slice-us', '0'], {});
+    expect(ring.kind === 'run' && ring.options.prefetch).toEqual({
+      parser: 'resp',
+      mirror: 'afpacket',
+      app: { host: '127.0.0.1', port: 6379 },
+      interface: 'lo',
+      ring: 'v3',
+      spinUs: 20,
+      sliceUs: 0,
+      issuer: 'agent',
+    });
+    expect(agentOptions({ segment: 's', servers: 'a:1', token: 't', prefetchParser: 'resp', app: '127.0.0.1:1', mirrorRing: 'v2', mirrorSpinUs: 0 }, {}).prefetch)
+      .toMatchObject({ ring: 'v2', spinUs: 0 });
+    expect(refusal(() => parseAgentCommand([...base, ...app, '--mirror-ring', 'v4'], {}))).toMatch(
+      /^--mirror-ring: must be one of v2, v3, got "v4"/,
+    );
+    for (const bad of ['1001', '-1', '1e3', '0.5', 'x']) {
+      expect(refusal(() => parseAgentCommand([...base, ...app, '--mirror-spin-us', bad], {})), bad).toMatch(/^--mirror-spin-us: must be/);
+    }
+    expect(refusal(() => parseAgentCommand([...base, ...app, '--mirror-slice-us', '100001'], {}))).toMatch(
+      /^--mirror-slice-us: must be from 0 to 100000, got 100001/,
+    );
+    for (const [content, message] of [
+      [{ mirrorRing: 'v1' }, /key "mirrorRing": must be one of v2, v3, got a string \("v1"\)/],
+      [{ mirrorRing: 3 }, /key "mirrorRing": must be one of v2, v3/],
+      [{ mirrorSpinUs: 5000 }, /key "mirrorSpinUs": must be from 0 to 1000, got 5000/],
+      [{ mirrorSpinUs: '10' }, /key "mirrorSpinUs": must be a whole number/],
+      [{ mirrorSliceUs: -1 }, /key "mirrorSliceUs": must be from 0 to 100000, got -1/],
+    ] as const) {
+      const path = file({ segment: 's', servers: ['h:1'], token: 't', prefetchParser: 'resp', app: '127.0.0.1:1', ...content });
+      expect(refusal(() => parseAgentCommand(['--config', path], {})), JSON.stringify(content)).toMatch(message);
+    }
+    expect(
+      refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--mirror', 'tee', '--app', '127.0.0.1:1',
+        '--tee-listen', '127.0.0.1:0', '--mirror-ring', 'v2'], {})),
+    ).toMatch(/^--mirror-ring, --mirror-spin-us and --mirror-slice-us only apply with --mirror afpacket/);
     expect(refusal(() => parseAgentCommand([...base, '--prefetch-inflight', '20000'], {}))).toMatch(/^--prefetch-inflight/);
   });
 });

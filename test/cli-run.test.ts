@@ -222,6 +222,25 @@ describe('--help, --version and refused command lines', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no auth token/);
   });
+
+  it('pd3-agent refuses bad capture settings with exit 2 naming the flag', async () => {
+    const base = ['--segment', 's', '--servers', '127.0.0.1:1', '--token', 't', '--prefetch-parser', 'resp', '--app', '127.0.0.1:6379'];
+    const cases: Array<[string[], RegExp]> = [
+      [['--mirror-ring', 'v1'], /--mirror-ring: must be one of v2, v3, got "v1"/],
+      [['--mirror-spin-us', '1001'], /--mirror-spin-us: must be from 0 to 1000, got 1001/],
+      [['--mirror-spin-us', '-5'], /--mirror-spin-us: must be from 0 to 1000, got -5/],
+      [['--mirror-spin-us', 'soon'], /--mirror-spin-us: must be a whole number from 0 to 1000, got "soon"/],
+      [['--mirror-slice-us', '200000'], /--mirror-slice-us: must be from 0 to 100000, got 200000/],
+      [['--mirror', 'tee', '--tee-listen', '127.0.0.1:0', '--mirror-spin-us', '10'], /--mirror-ring, --mirror-spin-us and --mirror-slice-us only apply with --mirror afpacket/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runToExit(AGENT, [...base, ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^pd3-agent: /);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+  });
 });
 
 

@@ -9,7 +9,7 @@ import Redis from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { resp } from '../dist/parsers/index.js';
-import { Rig, kvRecord, sleep, waitUntil } from './integration-helpers.js';
+import { Rig, kvRecord, metric, sleep, waitUntil } from './integration-helpers.js';
 
 const rig = new Rig();
 afterEach(() => rig.teardown());
@@ -129,7 +129,7 @@ async function scenario(mirror: 'afpacket' | 'tee'): Promise<void> {
   const appPort = await new Promise<number>((r) =>
     appServer.listen(0, '127.0.0.1', () => r((appServer.address() as { port: number }).port)),
   );
-  const extra = ['--prefetch-parser', 'resp', '--mirror', mirror, '--app', `127.0.0.1:${appPort}`];
+  const extra = ['--prefetch-parser', 'resp', '--mirror', mirror, '--app', `127.0.0.1:${appPort}`, '--metrics', '127.0.0.1:0'];
   if (mirror === 'tee') extra.push('--tee-listen', '127.0.0.1:0');
   const agent = await rig.agent(host.name, [server.port], token, extra);
   await waitUntil(() => host.agentAlive(), 5000, 'agent heartbeat');
@@ -171,6 +171,23 @@ async function scenario(mirror: 'afpacket' | 'tee'): Promise<void> {
   await live.flush([['user:7', 'value-7-v3']], 64 << 10); // the host evicts user:7 with a newer value
   expect(await client.get('user:7')).toBe('value-7-v3');
   expect(await client.get('user:7')).toBe('value-7-v3');
+
+  // The capture lag is measured for every captured packet (afpacket only) and sane.
+  const metrics = String(agent.ready.metrics);
+  const lagged = await metric(metrics, 'pd3_agent_mirror_capture_lag_total');
+  const p50 = await metric(metrics, 'pd3_agent_mirror_capture_lag_nanoseconds{quantile="0.5"}');
+  const p99 = await metric(metrics, 'pd3_agent_mirror_capture_lag_nanoseconds{quantile="0.99"}');
+  if (mirror === 'afpacket') {
+    expect(lagged).toBeGreaterThanOrEqual(await metric(metrics, 'pd3_agent_mirror_packets_total') - 64);
+    expect(lagged).toBeGreaterThan(keys.length);
+    expect(p50).toBeGreaterThan(0);
+    expect(p99).toBeGreaterThanOrEqual(p50);
+    expect(p99).toBeLessThan(1e9);
+    expect(await metric(metrics, 'pd3_agent_mirror_polls_total')).toBeGreaterThan(0);
+    console.log(`afpacket: capture lag p50 ${(p50 / 1000).toFixed(1)} us, p99 ${(p99 / 1000).toFixed(1)} us over ${lagged} packets`);
+  } else {
+    expect([lagged, p50, p99]).toEqual([0, 0, 0]);
+  }
 }
 
 describe('DPU-direct prefetching with real processes and ioredis', () => {

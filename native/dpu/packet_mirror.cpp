@@ -1,10 +1,15 @@
-// packet_mirror.cpp — AF_PACKET/TPACKET_V3 setup and the capture thread.
+// packet_mirror.cpp — AF_PACKET setup (TPACKET_V2 or TPACKET_V3 ring) and the capture thread.
 //
-// Ring protocol (packet(7), packet_mmap): the ring is block_count blocks of block_size bytes, each
-// starting with a tpacket_block_desc. The kernel fills a block with frames and hands it over by
-// setting TP_STATUS_USER in block_status, either when it is full or when block_timeout_ms passed
-// since it was opened; we walk its frames in order, then hand it back with TP_STATUS_KERNEL. Blocks
-// are used round-robin, so the thread only ever looks at the next block.
+// Ring protocols (packet(7), the kernel's packet_mmap documentation):
+// - TPACKET_V2: the ring is frames of frame_size bytes, block_size / frame_size per block. Each
+//   frame starts with a tpacket2_hdr; the kernel copies a packet into the next frame, sets
+//   TP_STATUS_USER in tp_status and wakes the socket's waiters — per packet. We read frames in
+//   order and hand each back with TP_STATUS_KERNEL.
+// - TPACKET_V3: the ring is block_count blocks of block_size bytes, each starting with a
+//   tpacket_block_desc. The kernel packs frames into a block and hands it over by setting
+//   TP_STATUS_USER in block_status, either when it is full or when block_timeout_ms passed since it
+//   was opened; we walk its frames in order, then hand it back with TP_STATUS_KERNEL.
+// Either way the units are used round-robin, so the thread only ever looks at the next one.
 #include "dpu/packet_mirror.hpp"
 
 #include <arpa/inet.h>
@@ -16,8 +21,12 @@
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,13 +42,20 @@
 namespace pd3 {
 namespace {
 
-constexpr uint32_t kFrameSize = 2048;  // TPACKET_V3 frames are variable; the kernel only checks this
+constexpr uint32_t kV3FrameSize = 2048;  // TPACKET_V3 frames are variable; the kernel only checks this
 constexpr uint32_t kMaxBlockSize = 256u << 20;
 constexpr uint32_t kMaxBlocks = 65536;
 constexpr uint32_t kMaxBlockTimeoutMs = 1000;
 constexpr uint64_t kNsPerMs = 1000000;
+constexpr uint64_t kNsPerUs = 1000;
 // The thread wakes at least this often to run the reassembler's timers and read kernel counters.
 constexpr uint32_t kMaxTickMs = 50;
+// v2: frames handled per take before the timers and counters get their turn.
+constexpr uint32_t kFrameBatch = 64;
+// v2 frames derived from the MTU leave this much room for the link header (Ethernet and two VLAN
+// tags, rounded up): the kernel puts the network header at TPACKET_ALIGN(TPACKET2_HDRLEN + max(link
+// header, 16)) from the frame's start.
+constexpr uint32_t kLinkRoom = 32;
 
 bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
@@ -48,6 +64,8 @@ int validate(const MirrorOptions& o) {
   if (o.interface.empty() || o.interface.size() >= IFNAMSIZ)
     return fail(PD3_E_INVAL, "mirror: interface name '%s' is empty or longer than %d", o.interface.c_str(),
                 IFNAMSIZ - 1);
+  if (o.ring != MirrorRing::kV2 && o.ring != MirrorRing::kV3)
+    return fail(PD3_E_INVAL, "mirror: ring %u is neither v2 nor v3", unsigned(o.ring));
   const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   if (!power_of_two(o.block_size) || o.block_size < page || o.block_size > kMaxBlockSize)
     return fail(PD3_E_INVAL, "mirror: block_size %u must be a power of two from %llu to %u", o.block_size,
@@ -56,6 +74,14 @@ int validate(const MirrorOptions& o) {
     return fail(PD3_E_INVAL, "mirror: block_count %u outside 2..%u", o.block_count, kMaxBlocks);
   if (o.block_timeout_ms < 1 || o.block_timeout_ms > kMaxBlockTimeoutMs)
     return fail(PD3_E_INVAL, "mirror: block_timeout_ms %u outside 1..%u", o.block_timeout_ms, kMaxBlockTimeoutMs);
+  if (o.frame_size != 0 &&
+      (o.frame_size % TPACKET_ALIGNMENT != 0 || o.frame_size < kMirrorMinFrameSize || o.frame_size > o.block_size))
+    return fail(PD3_E_INVAL, "mirror: frame_size %u must be 0 or a multiple of %d from %u to block_size (%u)",
+                o.frame_size, TPACKET_ALIGNMENT, kMirrorMinFrameSize, o.block_size);
+  if (o.spin_us > kMirrorMaxSpinUs)
+    return fail(PD3_E_INVAL, "mirror: spin_us %u outside 0..%u", o.spin_us, kMirrorMaxSpinUs);
+  if (o.slice_us > kMirrorMaxSliceUs)
+    return fail(PD3_E_INVAL, "mirror: slice_us %u outside 0..%u", o.slice_us, kMirrorMaxSliceUs);
   return PD3_OK;
 }
 
@@ -78,11 +104,98 @@ bool link_type_of(unsigned short hatype, LinkType* out) {
 // One writer (the mirror thread): a relaxed load and store instead of a locked read-modify-write.
 void set(std::atomic<uint64_t>& counter, uint64_t v) { counter.store(v, std::memory_order_relaxed); }
 
+// The clock the kernel stamps captured packets with (packet(7): tp_sec/tp_nsec are CLOCK_REALTIME
+// unless PACKET_TIMESTAMP asks for hardware stamps, which the mirror does not).
+uint64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// CPU time this thread has used.
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// The kernel's struct sched_attr as of its first version (SCHED_ATTR_SIZE_VER0): glibc before 2.41
+// has no sched_setattr, and <linux/sched/types.h> clashes with <sched.h>.
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;  // SCHED_OTHER (Linux ≥ 6.12): the slice; 0 = the default
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+};
+static_assert(sizeof(SchedAttr) == 48);
+
+// Asks the scheduler for a slice of slice_us for the calling thread (SCHED_OTHER only; its nice
+// value is kept). Under EEVDF a task's virtual deadline is its slice ahead, so a thread that wakes
+// with a short slice preempts one running a long slice: on shared cores the capture thread then
+// runs when its packet arrives instead of after the current task's slice. Returns the slice the
+// kernel reports (0 when it was not changed: slice_us 0, another policy, or an older kernel that
+// ignores sched_runtime outside SCHED_DEADLINE).
+uint64_t request_slice(uint32_t slice_us) {
+  if (slice_us == 0 || sched_getscheduler(0) != SCHED_OTHER) return 0;
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, gettid());
+  if (errno != 0) return 0;
+  SchedAttr a{};
+  a.size = sizeof a;
+  a.sched_policy = SCHED_OTHER;
+  a.sched_nice = nice;
+  a.sched_runtime = uint64_t(slice_us) * kNsPerUs;
+  if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) return 0;
+  SchedAttr got{};
+  if (syscall(SYS_sched_getattr, 0, &got, sizeof got, 0) != 0) return 0;
+  return got.sched_runtime;
+}
+
+// Tells the core this is a spin-wait (fewer wasted cycles, and the sibling hyperthread runs).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// The kernel's status word of a frame (v2) or block (v3), shared with the kernel through the map.
+// acquire: the kernel writes the frame's bytes before it sets TP_STATUS_USER.
+uint32_t load_status(uint32_t& status) { return std::atomic_ref<uint32_t>(status).load(std::memory_order_acquire); }
+// release: our reads of the frame happen before the kernel may fill it again.
+void give_back(uint32_t& status) { std::atomic_ref<uint32_t>(status).store(TP_STATUS_KERNEL, std::memory_order_release); }
+
 }  // namespace
 
-// The published counters. One writer (the mirror thread) and any number of readers (stats()):
-// every access is relaxed because each counter is an independent statistic that publishes no
-// other memory, and a reader only needs some recent value of each.
+const char* mirror_ring_name(MirrorRing ring) {
+  switch (ring) {
+    case MirrorRing::kV2:
+      return "v2";
+    case MirrorRing::kV3:
+      return "v3";
+  }
+  return "?";
+}
+
+bool parse_mirror_ring(std::string_view name, MirrorRing* out) {
+  if (name == "v2") {
+    *out = MirrorRing::kV2;
+  } else if (name == "v3") {
+    *out = MirrorRing::kV3;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The published counters. One writer (the mirror thread) and any number of readers (stats(),
+// capture_lag()): every access is relaxed because each counter is an independent statistic that
+// publishes no other memory, and a reader only needs some recent value of each.
 struct PacketMirror::Counters {
 #define PD3_MIRROR_COUNTER(name) std::atomic<uint64_t> name{0};
   PD3_MIRROR_STATS_FIELDS(PD3_MIRROR_COUNTER)
@@ -91,18 +204,25 @@ struct PacketMirror::Counters {
     PD3_REASSEMBLY_STATS_FIELDS(PD3_MIRROR_COUNTER)
   } flows;
 #undef PD3_MIRROR_COUNTER
+  LatencyHistogram lag;  // kernel timestamp → frame handed on
 };
 
-// The mapped receive ring.
+// The mapped receive ring: v3 blocks, or v2 frames laid out frames_per_block to a block.
 struct PacketMirror::Ring {
   uint8_t* base = nullptr;
   size_t bytes = 0;
   uint32_t block_size = 0;
   uint32_t blocks = 0;
+  uint32_t frame_size = 0;        // v2
+  uint32_t frames_per_block = 0;  // v2
+  uint32_t frames = 0;            // v2
   ~Ring() {
     if (base) munmap(base, bytes);
   }
   uint8_t* block(uint32_t i) const { return base + size_t(i) * block_size; }
+  uint8_t* frame(uint32_t i) const {
+    return block(i / frames_per_block) + size_t(i % frames_per_block) * frame_size;
+  }
 };
 
 bool packet_capture_permitted() {
@@ -120,8 +240,11 @@ int PacketMirror::start(const MirrorOptions& options, DeliverFn deliver, std::un
   return start(options, std::move(callbacks), out);
 }
 
-int PacketMirror::start(const MirrorOptions& options, FlowCallbacks callbacks, std::unique_ptr<PacketMirror>* out) {
+int PacketMirror::start(const MirrorOptions& given, FlowCallbacks callbacks, std::unique_ptr<PacketMirror>* out) {
   clear_error();
+  MirrorOptions options = given;
+  if (options.block_size == 0)
+    options.block_size = options.ring == MirrorRing::kV2 ? kMirrorV2BlockSize : kMirrorV3BlockSize;
   int rc = validate(options);
   if (rc != PD3_OK) return rc;
   std::unique_ptr<PacketMirror> m(new PacketMirror());
@@ -164,9 +287,9 @@ int PacketMirror::open(const MirrorOptions& o) {
     return fail(PD3_E_INVAL, "mirror: interface %s has link type %u; Ethernet, loopback and raw IP are supported",
                 o.interface.c_str(), unsigned(ifr.ifr_hwaddr.sa_family));
 
-  const int version = TPACKET_V3;
+  const int version = o.ring == MirrorRing::kV2 ? TPACKET_V2 : TPACKET_V3;
   if (setsockopt(sock_.get(), SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
-    return fail(PD3_E_SYS, "mirror: PACKET_VERSION TPACKET_V3: %s", std::strerror(errno));
+    return fail(PD3_E_SYS, "mirror: PACKET_VERSION %s: %s", mirror_ring_name(o.ring), std::strerror(errno));
   int rc = attach_filter(sock_.get(), tcp_port_filter(o.ip, o.port));
   if (rc != PD3_OK) return rc;
   // The kernel need not copy packets this host sends (docs/mirror.md, "Each packet once"); the
@@ -175,26 +298,8 @@ int PacketMirror::open(const MirrorOptions& o) {
     const int ignore = 1;
     (void)setsockopt(sock_.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &ignore, sizeof ignore);
   }
-
-  tpacket_req3 req{};
-  req.tp_block_size = o.block_size;
-  req.tp_block_nr = o.block_count;
-  req.tp_frame_size = kFrameSize;
-  req.tp_frame_nr = (o.block_size / kFrameSize) * o.block_count;
-  req.tp_retire_blk_tov = o.block_timeout_ms;
-  if (setsockopt(sock_.get(), SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0) {
-    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: PACKET_RX_RING %u x %u bytes: %s", o.block_count,
-                o.block_size, std::strerror(errno));
-  }
-  ring_->bytes = size_t(o.block_size) * o.block_count;
-  void* p = mmap(nullptr, ring_->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, sock_.get(), 0);
-  if (p == MAP_FAILED) {
-    ring_->bytes = 0;
-    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: mmap of the ring: %s", std::strerror(errno));
-  }
-  ring_->base = static_cast<uint8_t*>(p);
-  ring_->block_size = o.block_size;
-  ring_->blocks = o.block_count;
+  rc = setup_ring(o);
+  if (rc != PD3_OK) return rc;
 
   sockaddr_ll addr{};
   addr.sll_family = AF_PACKET;
@@ -207,6 +312,56 @@ int PacketMirror::open(const MirrorOptions& o) {
   return PD3_OK;
 }
 
+// PACKET_RX_RING and the map. v2 frames hold one packet each, so unless frame_size is given they
+// are sized for the interface's largest packet.
+int PacketMirror::setup_ring(const MirrorOptions& o) {
+  tpacket_req3 req{};  // a tpacket_req with v3's extra fields after it; v2 passes only the prefix
+  req.tp_block_size = o.block_size;
+  req.tp_block_nr = o.block_count;
+  socklen_t req_len = sizeof req;
+  if (o.ring == MirrorRing::kV2) {
+    uint32_t frame = o.frame_size;
+    if (frame == 0) {
+      ifreq ifr{};
+      std::memcpy(ifr.ifr_name, o.interface.c_str(), o.interface.size());
+      if (ioctl(sock_.get(), SIOCGIFMTU, &ifr) != 0)
+        return fail(PD3_E_SYS, "mirror: SIOCGIFMTU %s: %s", o.interface.c_str(), std::strerror(errno));
+      const uint64_t want = TPACKET_ALIGN(TPACKET2_HDRLEN + kLinkRoom) + uint64_t(std::max(ifr.ifr_mtu, 576));
+      if (want > o.block_size)
+        return fail(PD3_E_INVAL,
+                    "mirror: a v2 frame for %s's MTU %d needs %llu bytes, more than block_size %u; raise block_size",
+                    o.interface.c_str(), ifr.ifr_mtu, (unsigned long long)want, o.block_size);
+      frame = uint32_t(want);
+    }
+    ring_->frame_size = frame;
+    ring_->frames_per_block = o.block_size / frame;
+    ring_->frames = ring_->frames_per_block * o.block_count;
+    req.tp_frame_size = frame;
+    req.tp_frame_nr = ring_->frames;
+    req_len = sizeof(tpacket_req);
+  } else {
+    req.tp_frame_size = kV3FrameSize;
+    req.tp_frame_nr = (o.block_size / kV3FrameSize) * o.block_count;
+    req.tp_retire_blk_tov = o.block_timeout_ms;
+  }
+  if (setsockopt(sock_.get(), SOL_PACKET, PACKET_RX_RING, &req, req_len) != 0) {
+    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: PACKET_RX_RING (%s) %u x %u bytes: %s",
+                mirror_ring_name(o.ring), o.block_count, o.block_size, std::strerror(errno));
+  }
+  ring_->bytes = size_t(o.block_size) * o.block_count;
+  void* p = mmap(nullptr, ring_->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, sock_.get(), 0);
+  if (p == MAP_FAILED) {
+    ring_->bytes = 0;
+    return fail(errno == ENOMEM ? PD3_E_NOMEM : PD3_E_SYS, "mirror: mmap of the ring: %s", std::strerror(errno));
+  }
+  ring_->base = static_cast<uint8_t*>(p);
+  ring_->block_size = o.block_size;
+  ring_->blocks = o.block_count;
+  return PD3_OK;
+}
+
+uint32_t PacketMirror::frame_size() const { return options_.ring == MirrorRing::kV2 ? ring_->frame_size : 0; }
+
 void PacketMirror::stop() {
   if (!thread_.joinable()) return;
   // relaxed: the flag only ends the loop; join() orders everything the thread did before us.
@@ -216,36 +371,100 @@ void PacketMirror::stop() {
   thread_.join();
 }
 
+// The loop: take what the ring holds; when it is empty, spin for spin_us once after any work, then
+// sleep in poll() until the kernel or stop() wakes us (or the tick passes).
 void PacketMirror::run() {
   const uint32_t tick_ms = std::clamp(options_.limits.hole_timeout_ms / 4, 1u, kMaxTickMs);
+  const uint64_t spin_ns = uint64_t(options_.spin_us) * kNsPerUs;
   uint64_t next_tick = 0;
-  uint32_t current = 0;
+  bool may_spin = false;  // work was done since the last spin
+  local_.slice_ns = request_slice(options_.slice_us);
   // relaxed: see stop().
   while (!stop_.load(std::memory_order_relaxed)) {
-    uint8_t* block = ring_->block(current);
-    auto& status = reinterpret_cast<tpacket_block_desc*>(block)->hdr.bh1.block_status;
-    // acquire: the kernel writes the block's frames before it sets TP_STATUS_USER.
-    const bool ready = std::atomic_ref<uint32_t>(status).load(std::memory_order_acquire) & TP_STATUS_USER;
     now_ = now_ns();
-    if (ready) {
-      process_block(block);
-      // release: our reads of the block happen before the kernel may fill it again.
-      std::atomic_ref<uint32_t>(status).store(TP_STATUS_KERNEL, std::memory_order_release);
-      current = (current + 1) % ring_->blocks;
-      ++local_.blocks;
+    if (take()) {
+      may_spin = spin_ns > 0;
+    } else if (may_spin) {
+      may_spin = false;
+      ++local_.spins;
+      if (spin(spin_ns)) ++local_.spin_hits;
     } else {
-      pollfd fds[2] = {{sock_.get(), POLLIN | POLLERR, 0}, {wake_.get(), POLLIN, 0}};
-      (void)poll(fds, 2, int(tick_ms));
+      wait_for_ring(tick_ms);
     }
     if (now_ >= next_tick) {
       flows_->expire(now_);
       read_kernel_stats();
+      local_.cpu_ns = thread_cpu_ns();
       next_tick = now_ + tick_ms * kNsPerMs;
     }
     publish();
   }
   flows_->close_all();
+  local_.cpu_ns = thread_cpu_ns();
   publish();
+}
+
+bool PacketMirror::ring_ready() const {
+  uint8_t* unit = options_.ring == MirrorRing::kV2 ? ring_->frame(next_) : ring_->block(next_);
+  uint32_t& status = options_.ring == MirrorRing::kV2 ? reinterpret_cast<tpacket2_hdr*>(unit)->tp_status
+                                                      : reinterpret_cast<tpacket_block_desc*>(unit)->hdr.bh1.block_status;
+  return (load_status(status) & TP_STATUS_USER) != 0;
+}
+
+bool PacketMirror::take() { return options_.ring == MirrorRing::kV2 ? take_frames() : take_block(); }
+
+// v2: up to kFrameBatch frames, in ring order.
+bool PacketMirror::take_frames() {
+  const uint32_t size = ring_->frame_size;
+  uint32_t n = 0;
+  for (; n < kFrameBatch; ++n) {
+    uint8_t* frame = ring_->frame(next_);
+    auto* hdr = reinterpret_cast<tpacket2_hdr*>(frame);
+    if (!(load_status(hdr->tp_status) & TP_STATUS_USER)) break;
+    // Offsets come from the kernel; check them anyway so a bad one cannot send us outside the frame.
+    if (hdr->tp_mac < TPACKET2_HDRLEN || hdr->tp_mac > size || hdr->tp_snaplen > size - hdr->tp_mac) {
+      ++local_.ring_errors;
+    } else {
+      const auto* sll = reinterpret_cast<const sockaddr_ll*>(frame + TPACKET_ALIGN(sizeof(tpacket2_hdr)));
+      handle_frame(frame + hdr->tp_mac, hdr->tp_snaplen, hdr->tp_len, sll->sll_pkttype,
+                   uint64_t(hdr->tp_sec) * 1000000000ull + hdr->tp_nsec);
+    }
+    give_back(hdr->tp_status);
+    next_ = next_ + 1 == ring_->frames ? 0 : next_ + 1;
+  }
+  return n > 0;
+}
+
+// v3: the next block, if the kernel handed it over.
+bool PacketMirror::take_block() {
+  uint8_t* block = ring_->block(next_);
+  auto& status = reinterpret_cast<tpacket_block_desc*>(block)->hdr.bh1.block_status;
+  if (!(load_status(status) & TP_STATUS_USER)) return false;
+  process_block(block);
+  give_back(status);
+  next_ = next_ + 1 == ring_->blocks ? 0 : next_ + 1;
+  ++local_.blocks;
+  return true;
+}
+
+// Busy-checks the ring for up to spin_ns; true if a frame (v2) or block (v3) arrived meanwhile.
+bool PacketMirror::spin(uint64_t spin_ns) {
+  const uint64_t until = now_ns() + spin_ns;
+  // relaxed: see stop().
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (ring_ready()) return true;
+    cpu_relax();
+    if (now_ns() >= until) return false;
+  }
+  return false;
+}
+
+// Sleeps until the socket is readable (the kernel filled a frame or retired a block), stop()
+// writes the eventfd, or tick_ms pass.
+void PacketMirror::wait_for_ring(uint32_t tick_ms) {
+  pollfd fds[2] = {{sock_.get(), POLLIN | POLLERR, 0}, {wake_.get(), POLLIN, 0}};
+  ++local_.polls;
+  if (poll(fds, 2, int(tick_ms)) > 0 && (fds[0].revents & POLLIN)) ++local_.wakeups;
 }
 
 void PacketMirror::process_block(uint8_t* block) {
@@ -265,7 +484,8 @@ void PacketMirror::process_block(uint8_t* block) {
       ++local_.ring_errors;
       return;
     }
-    handle_frame(block + off + hdr->tp_mac, hdr->tp_snaplen, hdr->tp_len, sll->sll_pkttype);
+    handle_frame(block + off + hdr->tp_mac, hdr->tp_snaplen, hdr->tp_len, sll->sll_pkttype,
+                 uint64_t(hdr->tp_sec) * 1000000000ull + hdr->tp_nsec);
     if (hdr->tp_next_offset == 0) {
       if (i + 1 < frames) ++local_.ring_errors;
       return;
@@ -277,12 +497,20 @@ void PacketMirror::process_block(uint8_t* block) {
 // The loopback rule (docs/mirror.md): a packet this host sends is seen once as PACKET_OUTGOING when
 // it leaves and, on lo, once more as PACKET_HOST when it arrives. Only received copies count, which
 // on a real NIC are exactly the packets clients send to the app (PACKET_HOST, or PACKET_OTHERHOST
-// on a port that mirrors another host's traffic).
-void PacketMirror::handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t wire_len, uint8_t pkttype) {
+// on a port that mirrors another host's traffic). Every frame handed on has its capture lag
+// recorded first: `stamp_ns` is the kernel's CLOCK_REALTIME timestamp of the packet.
+void PacketMirror::handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t wire_len, uint8_t pkttype,
+                                uint64_t stamp_ns) {
   ++local_.frames;
   if (pkttype == PACKET_OUTGOING) {
     ++local_.frames_outgoing;
     return;
+  }
+  const uint64_t handed = realtime_ns();
+  if (stamp_ns == 0 || stamp_ns > handed) {
+    ++local_.lag_unmeasured;
+  } else {
+    counters_->lag.record(handed - stamp_ns);
   }
   TcpSegmentView seg;
   switch (decode_frame(link_, frame, snaplen, wire_len, &seg)) {
@@ -305,7 +533,8 @@ void PacketMirror::handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t
   }
 }
 
-// PACKET_STATISTICS returns the counts since the last call (reading resets them): accumulate.
+// PACKET_STATISTICS returns the counts since the last call (reading resets them): accumulate. v2
+// fills a tpacket_stats, the prefix of tpacket_stats_v3 (no freeze count).
 void PacketMirror::read_kernel_stats() {
   tpacket_stats_v3 st{};
   socklen_t len = sizeof st;
@@ -337,5 +566,7 @@ MirrorStats PacketMirror::stats() const {
 #undef PD3_LOAD_FLOWS
   return s;
 }
+
+LatencyHistogram::Snapshot PacketMirror::capture_lag() const { return counters_->lag.snapshot(); }
 
 }  // namespace pd3

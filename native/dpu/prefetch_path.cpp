@@ -119,10 +119,20 @@ class Path final : public PrefetchPath {
       c.packets = m.frames;
       c.gaps = m.flows.gaps;
       c.kernel_drops = m.kernel_drops;
+      c.polls = m.polls;
+      c.wakeups = m.wakeups;
+      c.spins = m.spins;
+      c.spin_hits = m.spin_hits;
+      c.cpu_ns = m.cpu_ns;
     }
     if (const FlowEventQueue* q = events_ptr_.load(std::memory_order_acquire)) c.queue_dropped_bytes = q->stats().dropped_bytes;
     c.resets = resets_;
     return c;
+  }
+  LatencyHistogram::Snapshot capture_lag() const override {
+    // acquire: pairs with start_backend's release; the mirror lives as long as this path.
+    if (const PacketMirror* mirror = mirror_ptr_.load(std::memory_order_acquire)) return mirror->capture_lag();
+    return {};
   }
   void stop() override {
     if (mirror_) mirror_->stop();
@@ -148,6 +158,10 @@ class Path final : public PrefetchPath {
         return fail(PD3_E_INVAL, "prefetch: app address '%s' is not IPv4", setup_.app.host.c_str());
       o.ip = ntohl(a.s_addr);
       o.port = setup_.app.port;
+      if (!parse_mirror_ring(setup_.mirror_ring, &o.ring))
+        return fail(PD3_E_INVAL, "prefetch: mirror ring '%s': use v2 or v3", setup_.mirror_ring.c_str());
+      o.spin_us = setup_.mirror_spin_us;
+      o.slice_us = setup_.mirror_slice_us;
       rc = PacketMirror::start(o, std::move(callbacks), &mirror_);
     }
     // release: the engine thread's acquire loads see the backends (and the queue) fully built.
@@ -185,6 +199,12 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
     return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket or tee", setup.backend.c_str());
   if (setup.app.port == 0 || (setup.backend == "tee" && setup.listen.host.empty()))
     return fail(PD3_E_INVAL, "prefetch: the app's address (and, for tee, a listen address) is required");
+  if (MirrorRing ring; !parse_mirror_ring(setup.mirror_ring, &ring))
+    return fail(PD3_E_INVAL, "prefetch: mirror ring '%s': use v2 or v3", setup.mirror_ring.c_str());
+  if (setup.mirror_spin_us > kMirrorMaxSpinUs)
+    return fail(PD3_E_INVAL, "prefetch: mirror spin %u us outside 0..%u", setup.mirror_spin_us, kMirrorMaxSpinUs);
+  if (setup.mirror_slice_us > kMirrorMaxSliceUs)
+    return fail(PD3_E_INVAL, "prefetch: mirror slice %u us outside 0..%u", setup.mirror_slice_us, kMirrorMaxSliceUs);
   if (setup.issuer != "agent" && setup.issuer != "host")
     return fail(PD3_E_INVAL, "prefetch issuer '%s': use agent or host", setup.issuer.c_str());
   if (setup.hint_timeout_ms == 0) return fail(PD3_E_INVAL, "prefetch: hint_timeout_ms must be > 0");
@@ -197,8 +217,13 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
                 (unsigned long long)setup.queue_bytes);
   auto p = std::make_unique<Path>(setup.queue_bytes);
   if (const int rc = p->init(setup, host_view, zone, port, log, doorbell)) return rc;
+  const std::string backend = setup.backend == "afpacket"
+                                  ? "afpacket (" + setup.mirror_ring + " ring, spin " +
+                                        std::to_string(setup.mirror_spin_us) + " us, slice " +
+                                        std::to_string(setup.mirror_slice_us) + " us)"
+                                  : setup.backend;
   log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s, issued by the %s",
-           setup.parser.c_str(), setup.backend.c_str(), setup.app.str().c_str(), setup.issuer.c_str());
+           setup.parser.c_str(), backend.c_str(), setup.app.str().c_str(), setup.issuer.c_str());
   *out = std::move(p);
   return PD3_OK;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/doorbell.hpp"
+#include "common/latency_histogram.hpp"
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/access_queue.hpp"
@@ -30,6 +31,10 @@ struct PrefetchSetup {
   Endpoint app;                    // the app's address (afpacket: watched; tee: forwarded to)
   Endpoint listen;                 // tee only: the public address clients connect to
   std::string interface = "lo";    // afpacket only
+  std::string mirror_ring = "v2";  // afpacket only: the receive ring, "v2" (a wake-up per packet)
+                                   // or "v3" (blocks handed over on a 1 ms timer; packet_mirror.hpp)
+  uint32_t mirror_spin_us = 0;     // afpacket only: spin this long on an empty ring before sleeping
+  uint32_t mirror_slice_us = 100;  // afpacket only: the capture thread's scheduler slice (0: default)
   uint64_t queue_bytes = 4u << 20; // the access queue between the capture and engine threads
   // Who sends each prefetch to the memory server: "agent" (DPU-direct, paper §6.2) or "host" (the
   // agent hands the host a hint and the host sends the PREFETCH back through the request ring —
@@ -47,6 +52,9 @@ struct CaptureStats {
   uint64_t gaps = 0;          // holes in a flow's stream (afpacket) — the parser resynced after each
   uint64_t parse_errors = 0;  // requests the parser refused (the flow resynced)
   uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring
+  // afpacket: how the capture thread waited (MirrorStats): poll() calls, those a packet ended,
+  // spins on an empty ring, those a packet ended, and the thread's CPU time.
+  uint64_t polls = 0, wakeups = 0, spins = 0, spin_hits = 0, cpu_ns = 0;
   uint64_t queue_dropped_bytes = 0;  // external parser: bytes the capture → parser queue had no
                                      // room for (their flows resynced)
   uint64_t resets = 0;        // times a client write may have been missed (a WRITE/DELETE lost to a
@@ -80,6 +88,9 @@ class PrefetchPath {
   virtual uint64_t lost_writes() const = 0;
   // Engine thread only (`resets` is the engine thread's own count).
   virtual CaptureStats capture_stats() const = 0;
+  // Any thread: the packet mirror's capture lag (kernel timestamp → frame handed to the parser
+  // side; PacketMirror::capture_lag). Empty with the tee proxy or before the backend started.
+  virtual LatencyHistogram::Snapshot capture_lag() const = 0;
   // The tee proxy's port (0 for afpacket, or before an external parser is attached).
   virtual uint16_t tee_port() const = 0;
 

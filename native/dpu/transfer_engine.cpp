@@ -269,6 +269,10 @@ EngineStats Engine::stats() const {
     const LatencyHistogram::Snapshot lead = prefetch_->prefetcher().lead_histogram();
     s.prefetch_lead_p50_ns = lead.quantile(0.5);
     s.prefetch_lead_p99_ns = lead.quantile(0.99);
+    const LatencyHistogram::Snapshot lag = prefetch_->capture_lag();
+    s.mirror_capture_lag_count = lag.total;
+    s.mirror_capture_lag_p50_ns = lag.quantile(0.5);
+    s.mirror_capture_lag_p99_ns = lag.quantile(0.99);
   }
   return s;
 }
@@ -837,6 +841,11 @@ void Engine::update_gauges() {
     set(counters_.mirror_gaps, c.gaps);
     set(counters_.mirror_parse_errors, c.parse_errors);
     set(counters_.mirror_kernel_drops, c.kernel_drops);
+    set(counters_.mirror_polls, c.polls);
+    set(counters_.mirror_wakeups, c.wakeups);
+    set(counters_.mirror_spins, c.spins);
+    set(counters_.mirror_spin_hits, c.spin_hits);
+    set(counters_.mirror_cpu_ns, c.cpu_ns);
     set(counters_.prefetch_resets, c.resets);
   }
 }

@@ -71,6 +71,12 @@ struct EngineStats {
   // The mirror (prefetch_path.hpp, CaptureStats).
   uint64_t mirror_packets = 0, mirror_bytes = 0, mirror_flows = 0, mirror_gaps = 0, mirror_parse_errors = 0;
   uint64_t mirror_kernel_drops = 0;
+  // How the capture thread waited (MirrorStats): poll() calls and those a packet ended, spins on
+  // an empty ring and those a packet ended, and its CPU time.
+  uint64_t mirror_polls = 0, mirror_wakeups = 0, mirror_spins = 0, mirror_spin_hits = 0, mirror_cpu_ns = 0;
+  // Capture lag, kernel timestamp of a packet → the capture thread hands it on: frames measured
+  // and quantiles (±3.2%); derived in stats() from the mirror's histogram.
+  uint64_t mirror_capture_lag_count = 0, mirror_capture_lag_p50_ns = 0, mirror_capture_lag_p99_ns = 0;
   uint64_t prefetch_resets = 0;            // zone withdrawn after a possibly missed client write
   uint64_t prefetch_lead_p50_ns = 0, prefetch_lead_p99_ns = 0;  // capture → item in zone (±3.2%)
   // The Loading Zone (the segment's counters): items the host took, and items reclaimed while
@@ -90,13 +96,16 @@ struct EngineStats {
   X(prefetch_deduplicated) X(prefetch_cancelled) X(prefetch_produced) X(prefetch_not_found)               \
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
-  X(mirror_kernel_drops) X(prefetch_resets)                                                               \
+  X(mirror_kernel_drops) X(mirror_polls) X(mirror_wakeups) X(mirror_spins) X(mirror_spin_hits)            \
+  X(mirror_cpu_ns) X(prefetch_resets)                                                                     \
   X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
   X(zone_consumed) X(zone_reclaimed_unconsumed)                                                            \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
-// Fields stats() derives when asked (the lead-time quantiles scan a histogram: never on the engine
-// thread's loop).
-#define PD3_ENGINE_DERIVED_FIELDS(X) X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns)
+// Fields stats() derives when asked (the lead-time and capture-lag quantiles scan a histogram:
+// never on the engine thread's loop).
+#define PD3_ENGINE_DERIVED_FIELDS(X)                                                              \
+  X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns) X(mirror_capture_lag_count) X(mirror_capture_lag_p50_ns) \
+  X(mirror_capture_lag_p99_ns)
 #define PD3_ENGINE_STATS_FIELDS(X) PD3_ENGINE_COUNTER_FIELDS(X) PD3_ENGINE_DERIVED_FIELDS(X)
 
 // State of one memory server as the engine sees it.

@@ -9,6 +9,7 @@
 #include "js_parser_bridge.hpp"
 #include "pd3/status.h"
 #include "common/net.hpp"
+#include "dpu/packet_mirror.hpp"
 #include "dpu/transfer_engine.hpp"
 
 namespace pd3addon {
@@ -93,6 +94,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       endpoint("listen", false, &opt.prefetch.listen);
       if (const std::string i = field("interface", false); !i.empty()) opt.prefetch.interface = i;
       if (const std::string i = field("issuer", false); !i.empty()) opt.prefetch.issuer = i;
+      if (const std::string r = field("ring", false); !r.empty()) opt.prefetch.mirror_ring = r;
       const Napi::Value external = p.Get("external");
       if (!external.IsUndefined() && !external.IsBoolean())
         throw Napi::TypeError::New(env, "prefetch.external must be a boolean");
@@ -108,6 +110,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       opt.prefetch.prefetcher.max_item_bytes =
           uint32_t(pnum("maxItemBytes", opt.prefetch.prefetcher.max_item_bytes, 0x7FFFFFFF));
       opt.prefetch.hint_timeout_ms = uint32_t(pnum("hintTimeoutMs", opt.prefetch.hint_timeout_ms, 3600000));
+      opt.prefetch.mirror_spin_us = uint32_t(pnum("spinUs", opt.prefetch.mirror_spin_us, pd3::kMirrorMaxSpinUs));
+      opt.prefetch.mirror_slice_us = uint32_t(pnum("sliceUs", opt.prefetch.mirror_slice_us, pd3::kMirrorMaxSliceUs));
     }
     if (const int rc = pd3::TransferEngine::start(opt, &engine_)) throw_status(env, rc, "TransferEngine");
   }
