@@ -11,19 +11,43 @@
 // it on, pd3_agent_mirror_capture_lag_nanoseconds) of both capture rings side by side, direct
 // issuer: the TPACKET_V3 ring (--mirror-ring v3, the baseline: blocks on a 1 ms timer) and the
 // TPACKET_V2 ring (--mirror-ring v2, the candidate and the default: a wake-up per packet).
-// Options: --quick (1 run each, fewer requests), --mirror tee; env PD3_BENCH_AGENT_ARGS adds agent
-// flags (e.g. "--host-view off" for the breakdown in docs/benchmarks.md, "--mirror-spin-us 50").
+// Options: --help lists them; env PD3_BENCH_AGENT_ARGS adds agent flags (e.g. "--host-view off" for
+// the breakdown in docs/benchmarks.md, "--mirror-spin-us 50"). In split layout (the default) the app
+// runs on the host CPUs; its client thread, the agent, the memory server and the parse loop (which
+// stands for an agent core) on the others.
 // Last line: one JSON object.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
+
+const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee] [--layout split|shared] [--host-cpus LIST]
+  --quick               1 run each, fewer requests
+  --mirror afpacket|tee the packet mirror (default; the tee proxy where raw sockets are refused) or the tee proxy
+${LAYOUT_USAGE}`;
+let options: { quick: boolean; mirror: string };
+let layout: CoreLayout;
+try {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, mirror: { type: 'string', default: 'afpacket' },
+    help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
+  options = values;
+  layout = applyLayoutOptions(values);
+} catch (e) {
+  console.error(`prefetch: ${(e as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_prefetch');
-const quick = process.argv.includes('--quick');
+const quick = options!.quick;
 const REPS = quick ? 1 : 3;
 const RECORDS = quick ? 20000 : 100000;
 const REQUESTS = quick ? 1500 : 5000;
@@ -61,9 +85,9 @@ interface LeadRun {
 
 /** Spawns the native program; resolves with its stdout lines once it exits 0. `onLine` sees each
  *  line as it comes (the app mode's first line names its segment and port). */
-function runNative(args: string[], onLine?: (line: string, stdin: NodeJS.WritableStream) => void): Promise<string[]> {
+function runNative(side: Side, args: string[], onLine?: (line: string, stdin: NodeJS.WritableStream) => void): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawnOnSide(side, BIN, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines: string[] = [];
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
@@ -87,8 +111,7 @@ async function scrape(address: string): Promise<Map<string, number>> {
 
 /** The mirror: `--mirror tee` asks for the tee proxy; afpacket (the default) needs CAP_NET_RAW and
  *  falls back to the tee proxy without it. */
-const mirrorArg = process.argv.indexOf('--mirror');
-let mirror: 'afpacket' | 'tee' = mirrorArg > 0 && process.argv[mirrorArg + 1] === 'tee' ? 'tee' : 'afpacket';
+let mirror = options!.mirror as 'afpacket' | 'tee';
 
 async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token: string): Promise<LeadRun> {
   let agent: Daemon | null = null;
@@ -111,8 +134,10 @@ async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token:
     stdin.write(`go ${clientPort}\n`);
   };
   let started: Promise<void> | null = null;
-  const lines = await runNative(
-    ['app', '--records', String(RECORDS), '--requests', String(REQUESTS), '--interval-us', '200'],
+  // The client thread stands for another machine: in split layout it is pinned to an other CPU.
+  const clientCpu = layout!.name === 'split' ? ['--client-cpu', String(layout!.otherCpus[0])] : [];
+  const lines = await runNative('host',
+    ['app', '--records', String(RECORDS), '--requests', String(REQUESTS), '--interval-us', '200', ...clientCpu],
     (line, stdin) => {
       if (started !== null) return;
       const m = JSON.parse(line) as { segment: string; port: number };
@@ -178,7 +203,7 @@ try {
   await server.stop();
 }
 
-const parseLines = await runNative(['parse', '--requests', String(PARSE_REQUESTS), '--reps', quick ? '3' : '5']);
+const parseLines = await runNative('other', ['parse', '--requests', String(PARSE_REQUESTS), '--reps', quick ? '3' : '5']);
 const parse = JSON.parse(parseLines[parseLines.length - 1]!) as { resp_mreq_s: number; binary_mreq_s: number };
 
 const row = (name: string, rs: LeadRun[]): { p50: number; p99: number; hit: number } => {
@@ -248,6 +273,7 @@ console.log(
     via_host_hit_rate: Number(viaHost.hit.toFixed(4)),
     binary_parse_lookup_mreq_s: parse.binary_mreq_s,
     mirror,
+    layout: layout!.name,
     mirror_ring: mirror === 'afpacket' ? CANDIDATE : null,
     capture_lag_p50_us: us(candidate?.p50),
     capture_lag_p99_us: us(candidate?.p99),

@@ -1,6 +1,7 @@
 // prefetch.cpp — the native side of `npm run bench -- prefetch` (bench/prefetch.ts).
 //
 //   pd3_bench_prefetch app [--records N] [--requests M] [--value-size V] [--interval-us U] [--wait-us W]
+//                          [--client-cpu C]
 //     The host app of the lead-time run: creates a segment, prints {"segment","port"} (its app port),
 //     reads "go PORT" on stdin once the agent runs (PORT: where clients connect — the app's own port
 //     behind the packet mirror, the agent's tee port otherwise), flushes N records to remote memory
@@ -8,6 +9,8 @@
 //     time, U µs apart. The app serves each from the Loading Zone: checkAndReturn, polling the host
 //     library in between (which forwards hints when the agent's prefetch issuer is the host), for
 //     at most W µs. Last line: JSON with hits, misses and how long the app waited for the item.
+//     --client-cpu C pins the client thread to CPU C (split core layout: the app's process runs on
+//     the host CPU, its client stands for another machine); a refusal is reported and ignored.
 //
 //   pd3_bench_prefetch parse [--requests M] [--keys K] [--reps R]
 //     Parse + Host View lookup on one core: M pipelined GET requests (RESP and binary), each key
@@ -16,6 +19,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -184,7 +188,17 @@ int run_app(int argc, char** argv) {
   for (uint64_t i = 0; i < records; ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
 
+  const long client_cpu = long(arg(argc, argv, "--client-cpu", UINT64_MAX));
   std::thread client([&] {
+    if (client_cpu >= 0 && client_cpu < CPU_SETSIZE) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(int(client_cpu), &set);
+      if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+        std::fprintf(stderr, "pd3_bench_prefetch: cannot pin the client to CPU %ld (%s); it runs unpinned\n", client_cpu,
+                     std::strerror(rc));
+      }
+    }
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
