@@ -1,7 +1,7 @@
 // commands-strings.ts — the string commands: GET, SET (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL),
 // SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX, MGET, MSET, MSETNX, APPEND, STRLEN, GETRANGE,
 // SETRANGE.
-import { expireAt, expireUnit, integerArg, isWord } from './args.js';
+import { expireUnit, integerArg, isWord, setExpireAt, type ExpireUnit } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import type { TtlUpdate } from './kv-store.js';
 import { ReplyError } from './reply-error.js';
@@ -29,6 +29,7 @@ interface SetOptions {
 function setOptions(args: readonly Buffer[]): SetOptions {
   const o: SetOptions = { nx: false, xx: false, get: false, ttl: 'none' };
   let expiry = false;
+  let time: [ExpireUnit, Buffer] | null = null;
   for (let i = 3; i < args.length; ++i) {
     const a = args[i]!;
     const unit = expireUnit(a);
@@ -39,10 +40,12 @@ function setOptions(args: readonly Buffer[]): SetOptions {
       o.ttl = 'keep';
       expiry = true;
     } else if (unit !== null && !expiry && i + 1 < args.length) {
-      o.ttl = expireAt(unit, args[++i]!, 'set', true);
+      time = [unit, args[++i]!];
       expiry = true;
     } else throw new ReplyError(SYNTAX);
   }
+  // As Redis: every option is checked for syntax before the time's value is.
+  if (time !== null) o.ttl = setExpireAt(time[0], time[1], 'set');
   return o;
 }
 
@@ -82,7 +85,7 @@ function setWithExpiry(name: string, unit: 'EX' | 'PX'): Command {
   return {
     name, arity: 4, flags: ['write', 'denyoom'], keys: ONE_KEY,
     run({ store, out }, args) {
-      const at = expireAt(unit, args[2]!, name, true);
+      const at = setExpireAt(unit, args[2]!, name);
       store.set(args[1]!, args[3]!, at);
       out.simple('OK');
     },
@@ -111,16 +114,20 @@ const getdel: Command = {
 const getex: Command = {
   name: 'getex', arity: -2, flags: ['write', 'fast'], keys: ONE_KEY, reads: firstKey,
   run({ store, out }, args) {
-    let change: number | null | undefined; // undefined: leave the expiry alone; null: PERSIST
+    // undefined: leave the expiry alone; null: PERSIST; else the option and its unchecked time.
+    let change: [ExpireUnit, Buffer] | null | undefined;
     for (let i = 2; i < args.length; ++i) {
       const unit = expireUnit(args[i]!);
       if (change !== undefined) throw new ReplyError(SYNTAX);
       if (isWord(args[i]!, 'PERSIST')) change = null;
-      else if (unit !== null && i + 1 < args.length) change = expireAt(unit, args[++i]!, 'getex', true);
+      else if (unit !== null && i + 1 < args.length) change = [unit, args[++i]!];
       else throw new ReplyError(SYNTAX);
     }
     const v = store.get(args[1]!);
-    if (v !== null && change !== undefined) store.setExpireTime(args[1]!, change);
+    // Redis checks the time only once the key is found: a missing key answers nil whatever it is.
+    if (v !== null && change !== undefined) {
+      store.setExpireTime(args[1]!, change === null ? null : setExpireAt(change[0], change[1], 'getex'));
+    }
     out.bulk(v);
   },
 };
