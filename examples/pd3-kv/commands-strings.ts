@@ -26,26 +26,27 @@ interface SetOptions {
   ttl: TtlUpdate;
 }
 
+// Redis (parseExtendedStringArgumentsOrReply) refuses two different expiry options but lets one be
+// repeated, the last value winning; NX and XX exclude each other, each may repeat.
 function setOptions(args: readonly Buffer[]): SetOptions {
   const o: SetOptions = { nx: false, xx: false, get: false, ttl: 'none' };
-  let expiry = false;
-  let time: [ExpireUnit, Buffer] | null = null;
+  let kind: ExpireUnit | 'KEEPTTL' | null = null;
+  let time: Buffer | null = null;
   for (let i = 3; i < args.length; ++i) {
     const a = args[i]!;
     const unit = expireUnit(a);
     if (isWord(a, 'NX') && !o.xx) o.nx = true;
     else if (isWord(a, 'XX') && !o.nx) o.xx = true;
     else if (isWord(a, 'GET')) o.get = true;
-    else if (isWord(a, 'KEEPTTL') && !expiry) {
-      o.ttl = 'keep';
-      expiry = true;
-    } else if (unit !== null && !expiry && i + 1 < args.length) {
-      time = [unit, args[++i]!];
-      expiry = true;
+    else if (isWord(a, 'KEEPTTL') && (kind === null || kind === 'KEEPTTL')) kind = 'KEEPTTL';
+    else if (unit !== null && (kind === null || kind === unit) && i + 1 < args.length) {
+      kind = unit;
+      time = args[++i]!;
     } else throw new ReplyError(SYNTAX);
   }
   // As Redis: every option is checked for syntax before the time's value is.
-  if (time !== null) o.ttl = setExpireAt(time[0], time[1], 'set');
+  if (kind === 'KEEPTTL') o.ttl = 'keep';
+  else if (kind !== null) o.ttl = setExpireAt(kind, time!, 'set');
   return o;
 }
 
@@ -115,13 +116,14 @@ const getex: Command = {
   name: 'getex', arity: -2, flags: ['write', 'fast'], keys: ONE_KEY, reads: firstKey,
   run({ store, out }, args) {
     // undefined: leave the expiry alone; null: PERSIST; else the option and its unchecked time.
+    // As SET: one kind of option, repeatable, the last value winning.
     let change: [ExpireUnit, Buffer] | null | undefined;
     for (let i = 2; i < args.length; ++i) {
       const unit = expireUnit(args[i]!);
-      if (change !== undefined) throw new ReplyError(SYNTAX);
-      if (isWord(args[i]!, 'PERSIST')) change = null;
-      else if (unit !== null && i + 1 < args.length) change = [unit, args[++i]!];
-      else throw new ReplyError(SYNTAX);
+      if (isWord(args[i]!, 'PERSIST') && (change === undefined || change === null)) change = null;
+      else if (unit !== null && (change === undefined || (change !== null && change[0] === unit)) && i + 1 < args.length) {
+        change = [unit, args[++i]!];
+      } else throw new ReplyError(SYNTAX);
     }
     const v = store.get(args[1]!);
     // Redis checks the time only once the key is found: a missing key answers nil whatever it is.
