@@ -146,6 +146,9 @@ export class KvStore {
     this.index.setTtl(slot, atMs !== null);
     if (atMs === null) this.expiry.delete(key.toString('latin1'));
     else this.expiry.set(key.toString('latin1'), atMs);
+    // A time already past (GETEX ... EXAT 1) deletes the key at once, as Redis 7.0's GETEX does, so
+    // DBSIZE stops counting it (Redis 7.0's SET with a past time keeps the key until touched: so does set()).
+    if (atMs !== null && atMs <= BigInt(Date.now())) this.lookup(key);
     return true;
   }
 
