@@ -72,8 +72,10 @@ export class DiffCommands {
     return words.map((w) => (typeof w === 'string' ? Buffer.from(w, 'latin1') : w));
   }
 
-  private expireOptions(): string[] {
-    const opts = ['NX', 'XX', 'GT', 'LT', 'nx', 'gt', 'BAD'];
+  // GT/LT only with absolute times: two relative times set a millisecond apart compare differently
+  // on the two servers.
+  private expireOptions(absolute: boolean): string[] {
+    const opts = absolute ? ['NX', 'XX', 'GT', 'LT', 'nx', 'gt', 'BAD'] : ['NX', 'XX', 'nx', 'BAD'];
     const n = this.rand.int(4) === 0 ? 1 + this.rand.int(2) : 0;
     return Array.from({ length: n }, () => this.pick(opts));
   }
@@ -129,8 +131,8 @@ export class DiffCommands {
     }
     if (r < 66) return { args: this.b(this.pick(['DEL', 'UNLINK', 'EXISTS']), ...Array.from({ length: 1 + this.rand.int(3) }, () => this.key())) };
     if (r < 67) return { args: this.b('TYPE', k) };
-    if (r < 72) return { args: this.b(this.pick(['EXPIRE', 'PEXPIRE']), k, this.pick(TIMES_REL), ...this.expireOptions()) };
-    if (r < 76) return { args: this.b(this.pick(['EXPIREAT', 'PEXPIREAT']), k, this.pick(TIMES_ABS), ...this.expireOptions()) };
+    if (r < 72) return { args: this.b(this.pick(['EXPIRE', 'PEXPIRE']), k, this.pick(TIMES_REL), ...this.expireOptions(false)) };
+    if (r < 76) return { args: this.b(this.pick(['EXPIREAT', 'PEXPIREAT']), k, this.pick(TIMES_ABS), ...this.expireOptions(true)) };
     if (r < 78) return { args: this.b('PERSIST', k) };
     if (r < 81) {
       const which = this.pick(['ttl', 'pttl'] as const);
