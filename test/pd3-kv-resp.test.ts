@@ -162,7 +162,7 @@ describe('pd3-kv local mode', () => {
     await redis.set('n', '01');
     await expect(redis.incr('n')).rejects.toThrow(/not an integer/);
     await expect(redis.incrby('n', 'x' as unknown as number)).rejects.toThrow(/not an integer/);
-    await expect(redis.incrbyfloat('f', 'inf')).rejects.toThrow(/not a valid float/);
+    await expect(redis.incrbyfloat('f', 'inf')).rejects.toThrow(/increment would produce NaN or Infinity/);
   });
 
   it('expiry: EX/PX, TTL/PTTL, PERSIST, EXPIRE options, lazy and active expiry', async () => {

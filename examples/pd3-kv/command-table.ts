@@ -2,13 +2,14 @@
 import type { Command } from './command.js';
 import { COUNTER_COMMANDS } from './commands-counters.js';
 import { KEY_COMMANDS } from './commands-keys.js';
+import { RENAME_COMMANDS } from './commands-rename.js';
 import { SERVER_COMMANDS } from './commands-server.js';
 import { STRING_COMMANDS } from './commands-strings.js';
 import { TRANSACTION_COMMANDS } from './commands-transactions.js';
 
 /** Builds the table (a fresh Map each call). */
 export function commandTable(): Map<string, Command> {
-  const all = [...STRING_COMMANDS, ...COUNTER_COMMANDS, ...KEY_COMMANDS, ...SERVER_COMMANDS, ...TRANSACTION_COMMANDS];
+  const all = [...STRING_COMMANDS, ...COUNTER_COMMANDS, ...KEY_COMMANDS, ...RENAME_COMMANDS, ...SERVER_COMMANDS, ...TRANSACTION_COMMANDS];
   return new Map(all.map((c) => [c.name, c]));
 }
 

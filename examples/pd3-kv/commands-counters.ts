@@ -2,10 +2,12 @@
 // integers, overflow refused) and INCRBYFLOAT. The key keeps its expiry, as in Redis.
 import { NOT_INTEGER } from './args.js';
 import type { Command } from './command.js';
-import { formatFloat, inInt64, parseFloatArg, parseInt64 } from './numbers.js';
+import { addLongDouble, formatLongDouble, parseLongDouble, type LongDouble } from './long-double.js';
+import { inInt64, parseInt64 } from './numbers.js';
 import { ReplyError } from './reply-error.js';
 
 const ONE_KEY = [1, 1, 1] as const;
+const ZERO: LongDouble = { neg: false, m: 0n, e: 0 };
 const firstKey = (args: readonly Buffer[]): Buffer[] => [args[1]!];
 
 function counter(name: string, arity: number, delta: (args: readonly Buffer[]) => bigint): Command {
@@ -31,17 +33,18 @@ function deltaArg(arg: Buffer, negate: boolean): bigint {
   return negate ? -v : v;
 }
 
+// Redis adds in long double and prints "%.17Lf" trimmed: long-double.ts emulates both exactly.
 const incrbyfloat: Command = {
   name: 'incrbyfloat', arity: 3, flags: ['write', 'denyoom', 'fast'], keys: ONE_KEY, reads: firstKey,
   run({ store, out }, args) {
-    const by = parseFloatArg(args[2]!);
-    if (by === null) throw new ReplyError('ERR value is not a valid float');
     const old = store.get(args[1]!, true);
-    const current = old === null ? 0 : parseFloatArg(old);
-    if (current === null) throw new ReplyError('ERR value is not a valid float');
-    const next = current + by;
-    if (!Number.isFinite(next)) throw new ReplyError('ERR increment would produce NaN or Infinity');
-    const text = Buffer.from(formatFloat(next), 'latin1');
+    const current = old === null ? ZERO : parseLongDouble(old.toString('latin1'));
+    const by = parseLongDouble(args[2]!.toString('latin1'));
+    if (current === null || by === null) throw new ReplyError('ERR value is not a valid float');
+    const next = addLongDouble(current, by);
+    if (next === null || 'inf' in next) throw new ReplyError('ERR increment would produce NaN or Infinity');
+    const text = Buffer.from(formatLongDouble(next), 'latin1');
+    store.checkRecord(args[1]!, text.length);
     store.set(args[1]!, text, 'keep');
     out.bulk(text);
   },

@@ -1,7 +1,7 @@
 // commands-keys.ts — commands on keys rather than values: DEL, UNLINK, EXISTS, TYPE, the EXPIRE
 // family (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT with NX/XX/GT/LT), TTL, PTTL, EXPIRETIME,
 // PEXPIRETIME, PERSIST. None reads a value: the index and the expiry table answer them.
-import { expireAt, isWord, type ExpireUnit } from './args.js';
+import { expireCommandAt, isWord, type ExpireUnit } from './args.js';
 import type { Command } from './command.js';
 import { ReplyError } from './reply-error.js';
 
@@ -38,7 +38,7 @@ function expire(name: string, unit: ExpireUnit): Command {
   return {
     name, arity: -3, flags: ['write', 'fast'], keys: ONE_KEY,
     run({ store, out }, args) {
-      const at = expireAt(unit, args[2]!, name, false);
+      // Redis' order: the options (unknown ones, then conflicts), then the time, then the key.
       let nx = false;
       let xx = false;
       let gt = false;
@@ -51,9 +51,9 @@ function expire(name: string, unit: ExpireUnit): Command {
         else if (isWord(a, 'LT')) lt = true;
         else throw new ReplyError(`ERR Unsupported option ${a.toString('latin1')}`);
       }
-      if ((nx && (xx || gt || lt)) || (gt && lt)) {
-        throw new ReplyError('ERR NX and XX, GT or LT options at the same time are not compatible');
-      }
+      if (nx && (xx || gt || lt)) throw new ReplyError('ERR NX and XX, GT or LT options at the same time are not compatible');
+      if (gt && lt) throw new ReplyError('ERR GT and LT options at the same time are not compatible');
+      const at = expireCommandAt(unit, args[2]!, name);
       const current = store.expireTime(args[1]!);
       if (current === undefined) {
         out.integer(0);
@@ -66,14 +66,19 @@ function expire(name: string, unit: ExpireUnit): Command {
         out.integer(0);
         return;
       }
-      if (at <= Date.now()) store.delete(args[1]!);
+      if (at <= BigInt(Date.now())) store.delete(args[1]!);
       else store.setExpireTime(args[1]!, at);
       out.integer(1);
     },
   };
 }
 
-function ttl(name: string, report: (atMs: number) => number): Command {
+function remaining(at: bigint): bigint {
+  const ms = at - BigInt(Date.now());
+  return ms < 0n ? 0n : ms;
+}
+
+function ttl(name: string, report: (atMs: bigint) => bigint): Command {
   return {
     name, arity: 2, flags: ['readonly', 'fast'], keys: ONE_KEY,
     run({ store, out }, args) {
@@ -100,9 +105,11 @@ const persist: Command = {
 export const KEY_COMMANDS: readonly Command[] = [
   deleting('del'), deleting('unlink'), exists, type,
   expire('expire', 'EX'), expire('pexpire', 'PX'), expire('expireat', 'EXAT'), expire('pexpireat', 'PXAT'),
-  ttl('ttl', (at) => Math.max(0, Math.floor((at - Date.now() + 500) / 1000))),
-  ttl('pttl', (at) => Math.max(0, at - Date.now())),
-  ttl('expiretime', (at) => Math.floor(at / 1000)),
+  // Seconds are rounded to nearest ((ms + 500) / 1000, as Redis' ttlGenericCommand); a stored time
+  // is always in the future, so nothing here is negative and C's truncation is floor.
+  ttl('ttl', (at) => (remaining(at) + 500n) / 1000n),
+  ttl('pttl', (at) => remaining(at)),
+  ttl('expiretime', (at) => (at + 500n) / 1000n),
   ttl('pexpiretime', (at) => at),
   persist,
 ];

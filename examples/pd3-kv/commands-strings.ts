@@ -1,7 +1,7 @@
 // commands-strings.ts — the string commands: GET, SET (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL),
 // SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX, MGET, MSET, MSETNX, APPEND, STRLEN, GETRANGE,
 // SETRANGE.
-import { expireAt, expireUnit, integerArg, isWord } from './args.js';
+import { expireUnit, integerArg, isWord, setExpireAt, type ExpireUnit } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import type { TtlUpdate } from './kv-store.js';
 import { ReplyError } from './reply-error.js';
@@ -26,23 +26,27 @@ interface SetOptions {
   ttl: TtlUpdate;
 }
 
+// Redis (parseExtendedStringArgumentsOrReply) refuses two different expiry options but lets one be
+// repeated, the last value winning; NX and XX exclude each other, each may repeat.
 function setOptions(args: readonly Buffer[]): SetOptions {
   const o: SetOptions = { nx: false, xx: false, get: false, ttl: 'none' };
-  let expiry = false;
+  let kind: ExpireUnit | 'KEEPTTL' | null = null;
+  let time: Buffer | null = null;
   for (let i = 3; i < args.length; ++i) {
     const a = args[i]!;
     const unit = expireUnit(a);
     if (isWord(a, 'NX') && !o.xx) o.nx = true;
     else if (isWord(a, 'XX') && !o.nx) o.xx = true;
     else if (isWord(a, 'GET')) o.get = true;
-    else if (isWord(a, 'KEEPTTL') && !expiry) {
-      o.ttl = 'keep';
-      expiry = true;
-    } else if (unit !== null && !expiry && i + 1 < args.length) {
-      o.ttl = expireAt(unit, args[++i]!, 'set', true);
-      expiry = true;
+    else if (isWord(a, 'KEEPTTL') && (kind === null || kind === 'KEEPTTL')) kind = 'KEEPTTL';
+    else if (unit !== null && (kind === null || kind === unit) && i + 1 < args.length) {
+      kind = unit;
+      time = args[++i]!;
     } else throw new ReplyError(SYNTAX);
   }
+  // As Redis: every option is checked for syntax before the time's value is.
+  if (kind === 'KEEPTTL') o.ttl = 'keep';
+  else if (kind !== null) o.ttl = setExpireAt(kind, time!, 'set');
   return o;
 }
 
@@ -82,7 +86,7 @@ function setWithExpiry(name: string, unit: 'EX' | 'PX'): Command {
   return {
     name, arity: 4, flags: ['write', 'denyoom'], keys: ONE_KEY,
     run({ store, out }, args) {
-      const at = expireAt(unit, args[2]!, name, true);
+      const at = setExpireAt(unit, args[2]!, name);
       store.set(args[1]!, args[3]!, at);
       out.simple('OK');
     },
@@ -111,16 +115,21 @@ const getdel: Command = {
 const getex: Command = {
   name: 'getex', arity: -2, flags: ['write', 'fast'], keys: ONE_KEY, reads: firstKey,
   run({ store, out }, args) {
-    let change: number | null | undefined; // undefined: leave the expiry alone; null: PERSIST
+    // undefined: leave the expiry alone; null: PERSIST; else the option and its unchecked time.
+    // As SET: one kind of option, repeatable, the last value winning.
+    let change: [ExpireUnit, Buffer] | null | undefined;
     for (let i = 2; i < args.length; ++i) {
       const unit = expireUnit(args[i]!);
-      if (change !== undefined) throw new ReplyError(SYNTAX);
-      if (isWord(args[i]!, 'PERSIST')) change = null;
-      else if (unit !== null && i + 1 < args.length) change = expireAt(unit, args[++i]!, 'getex', true);
-      else throw new ReplyError(SYNTAX);
+      if (isWord(args[i]!, 'PERSIST') && (change === undefined || change === null)) change = null;
+      else if (unit !== null && (change === undefined || (change !== null && change[0] === unit)) && i + 1 < args.length) {
+        change = [unit, args[++i]!];
+      } else throw new ReplyError(SYNTAX);
     }
     const v = store.get(args[1]!);
-    if (v !== null && change !== undefined) store.setExpireTime(args[1]!, change);
+    // Redis checks the time only once the key is found: a missing key answers nil whatever it is.
+    if (v !== null && change !== undefined) {
+      store.setExpireTime(args[1]!, change === null ? null : setExpireAt(change[0], change[1], 'getex'));
+    }
     out.bulk(v);
   },
 };

@@ -1,21 +1,22 @@
 // expiry.ts — expiry times of the keys that have one, beside the index (whose slot carries a flag,
 // so keys without a TTL never look here), and the periodic sampling that deletes expired keys.
 
-/** Keys (as latin1 strings, one char per byte) → expiry time in ms since the epoch. */
+/** Keys (as latin1 strings, one char per byte) → expiry time in ms since the epoch, a signed 64-bit
+ *  integer as in Redis (times beyond 2^53 ms must read back exactly). */
 export class Expiry {
-  private readonly at = new Map<string, number>();
-  private cursor: Iterator<[string, number]> | null = null;
+  private readonly at = new Map<string, bigint>();
+  private cursor: Iterator<[string, bigint]> | null = null;
 
   /** Keys with an expiry time. */
   get size(): number {
     return this.at.size;
   }
 
-  get(key: string): number | undefined {
+  get(key: string): bigint | undefined {
     return this.at.get(key);
   }
 
-  set(key: string, atMs: number): void {
+  set(key: string, atMs: bigint): void {
     this.at.set(key, atMs);
   }
 

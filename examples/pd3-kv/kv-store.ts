@@ -11,7 +11,7 @@ import { ReplyError } from './reply-error.js';
 import type { KvStats } from './stats.js';
 
 /** What a write does to the key's expiry: an absolute time (ms since the epoch), keep it, or none. */
-export type TtlUpdate = number | 'keep' | 'none';
+export type TtlUpdate = bigint | 'keep' | 'none';
 
 /** A fetched record: its value, null (the record holds another key), or why the read failed. */
 export type Fetched = Buffer | null | Error;
@@ -114,12 +114,12 @@ export class KvStore {
     this.checkRecord(key, value.length);
     const slot = this.lookup(key);
     const hadTtl = slot >= 0 && this.index.hasTtl(slot);
-    const hasTtl = typeof ttl === 'number' || (ttl === 'keep' && hadTtl);
+    const hasTtl = typeof ttl === 'bigint' || (ttl === 'keep' && hadTtl);
     const address = this.log.append(key, value);
     const length = recordBytes(key.length, value.length);
     if (slot >= 0) this.index.update(slot, address, length, hasTtl);
     else this.index.insert(this.h, address, length, hasTtl);
-    if (typeof ttl === 'number') this.expiry.set(key.toString('latin1'), ttl);
+    if (typeof ttl === 'bigint') this.expiry.set(key.toString('latin1'), ttl);
     else if (hadTtl && !hasTtl) this.expiry.delete(key.toString('latin1'));
   }
 
@@ -132,7 +132,7 @@ export class KvStore {
   }
 
   /** The key's expiry time (ms since the epoch), null if it has none, undefined if it is absent. */
-  expireTime(key: Buffer): number | null | undefined {
+  expireTime(key: Buffer): bigint | null | undefined {
     const slot = this.lookup(key);
     if (slot < 0) return undefined;
     return this.index.hasTtl(slot) ? this.expiry.get(key.toString('latin1'))! : null;
@@ -140,12 +140,15 @@ export class KvStore {
 
   /** Sets (a time) or clears (null) the key's expiry; false if the key is absent. The log is not
    *  touched: expiry lives beside the index, not in records. */
-  setExpireTime(key: Buffer, atMs: number | null): boolean {
+  setExpireTime(key: Buffer, atMs: bigint | null): boolean {
     const slot = this.lookup(key);
     if (slot < 0) return false;
     this.index.setTtl(slot, atMs !== null);
     if (atMs === null) this.expiry.delete(key.toString('latin1'));
     else this.expiry.set(key.toString('latin1'), atMs);
+    // A time already past (GETEX ... EXAT 1) deletes the key at once, as Redis 7.0's GETEX does, so
+    // DBSIZE stops counting it (Redis 7.0's SET with a past time keeps the key until touched: so does set()).
+    if (atMs !== null && atMs <= BigInt(Date.now())) this.lookup(key);
     return true;
   }
 

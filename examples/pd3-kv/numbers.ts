@@ -1,5 +1,6 @@
 // numbers.ts — integers and floats as Redis reads and writes them: 64-bit signed integers written
-// in canonical decimal (no sign on zero, no leading zeros, no spaces), and floats for INCRBYFLOAT.
+// in canonical decimal (no sign on zero, no leading zeros, no spaces). INCRBYFLOAT's floats are in
+// long-double.ts.
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -34,24 +35,4 @@ export function parseSafeInteger(bytes: Uint8Array): number | null {
   if (v === null) return null;
   const n = Number(v);
   return Number.isSafeInteger(n) ? n : null;
-}
-
-const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-/** A finite float written in `bytes` (decimal, optional exponent), or null. */
-export function parseFloatArg(bytes: Uint8Array): number | null {
-  if (bytes.length === 0 || bytes.length > 5000) return null;
-  const s = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
-  if (!FLOAT.test(s)) return null;
-  const v = Number(s);
-  return Number.isFinite(v) ? v : null;
-}
-
-/** A float in plain decimal without exponent or trailing zeros, as INCRBYFLOAT replies it. */
-export function formatFloat(v: number): string {
-  if (Object.is(v, -0)) return '0';
-  const s = String(v); // the shortest text that reads back as v
-  if (!s.includes('e')) return s;
-  if (Math.abs(v) >= 1) return BigInt(v).toString(); // an integer-valued double beyond 1e21
-  return v.toFixed(20).replace(/0+$/, '').replace(/\.$/, '');
 }

@@ -70,7 +70,7 @@ class RunningKv implements KvServer, ServerView {
     this.limits = { maxBulkBytes, maxInlineBytes: 64 * 1024, maxArgs: 1024 * 1024, maxRequestBytes: Math.max(64 * 2 ** 20, 2 * maxBulkBytes) };
     this.listener = createServer((socket) => {
       this.stats.connectionsReceived++;
-      const c = new Connection(socket, this.executor, this.limits);
+      const c = new Connection(socket, this.executor, this.limits, this.stats);
       this.connections.add(c);
       socket.on('close', () => this.connections.delete(c));
     });
@@ -184,6 +184,7 @@ class RunningKv implements KvServer, ServerView {
       ['stats', [
         ['total_connections_received', s.connectionsReceived],
         ['total_commands_processed', s.commands],
+        ['total_net_input_bytes', s.netInputBytes],
         ['keyspace_hits', s.keyspaceHits],
         ['keyspace_misses', s.keyspaceMisses],
         ['expired_keys', s.expiredKeys],

@@ -5,6 +5,8 @@ export class KvStats {
   /** Commands executed (queued MULTI commands count when EXEC runs them). */
   commands = 0;
   connectionsReceived = 0;
+  /** Bytes read from client sockets (Redis: total_net_input_bytes). */
+  netInputBytes = 0;
   /** Reads of a key that exists / does not. */
   keyspaceHits = 0;
   keyspaceMisses = 0;
