@@ -83,7 +83,8 @@ struct MirrorStats {
   uint64_t frames_fragment = 0;   // IPv4 fragments (ignored)
   uint64_t frames_malformed = 0;  // truncated inside a header or inconsistent lengths
   uint64_t frames_cut = 0;        // TCP payload cut by the capture (the rest becomes a gap)
-  uint64_t ring_errors = 0;       // block or frame offsets outside the block (the block is skipped)
+  uint64_t ring_errors = 0;       // kernel offsets outside their block (v3: the rest of the block is
+                                  // skipped) or frame (v2: the frame is skipped)
   uint64_t kernel_drops = 0;      // packets the kernel could not put in a full ring
   uint64_t ring_freezes = 0;      // times the ring was full (the kernel's freeze count, v3)
   uint64_t polls = 0;             // poll() calls: the thread found the ring empty and slept
