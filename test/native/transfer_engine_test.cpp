@@ -263,7 +263,8 @@ TEST(engine_two_servers_route_and_spread) {
   REQUIRE(small && big);
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {small.get(), big.get()}), &engine) == PD3_OK);
-  REQUIRE(engine->stats().servers_up == 2);
+  // The gauge is refreshed by the engine's loop: wait for its first pass after both connected.
+  REQUIRE(eventually([&] { return engine->stats().servers_up == 2; }));
 
   // Most free bytes first: 4 MiB vs 1 MiB → the big server four times, then a tie at 1 MiB each,
   // which goes to the first configured.
@@ -390,7 +391,7 @@ TEST(engine_server_killed_and_restarted) {
   CHECK(got == da);
   CHECK_EQ(engine->stats().reconnects, 1u);
   CHECK(has_event(*engine, pd3::LogLevel::kInfo, "server.reconnected", &seen));
-  CHECK_EQ(engine->stats().servers_up, 2u);
+  CHECK(eventually([&] { return engine->stats().servers_up == 2; }));  // the loop's next gauge refresh
 }
 
 TEST(engine_mute_server_times_out) {
