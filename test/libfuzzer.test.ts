@@ -1,9 +1,9 @@
 // libfuzzer.test.ts — the coverage-guided fuzzers of test/fuzz (RESP and binary parsers, packet
-// decoder, transport frames, request-ring records) built with clang, libFuzzer and AddressSanitizer
-// in a temporary directory and run for a bounded number of inputs each. The seeded copies of the
-// same targets run in pd3_native_tests on every machine; this adds coverage guidance where clang is
-// installed (Debian: clang, and libclang-rt-14-dev for the fuzzer runtime). PD3_LIBFUZZER_RUNS sets
-// the inputs per target (default 20,000).
+// decoder, transport frames, request-ring records, pd3-loadgen's RESP reply parser) built with
+// clang, libFuzzer and AddressSanitizer in a temporary directory and run for a bounded number of
+// inputs each. The seeded copies of the same targets run in pd3_native_tests on every machine; this
+// adds coverage guidance where clang is installed (Debian: clang, and libclang-rt-14-dev for the
+// fuzzer runtime). PD3_LIBFUZZER_RUNS sets the inputs per target (default 20,000).
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOnPath, optionalProgram, reportSkip } from './optional-program.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const FUZZERS = ['resp_fuzzer', 'binary_fuzzer', 'packet_fuzzer', 'transport_fuzzer', 'request_ring_fuzzer'];
+const FUZZERS = ['resp_fuzzer', 'binary_fuzzer', 'packet_fuzzer', 'transport_fuzzer', 'request_ring_fuzzer', 'loadgen_reply_fuzzer'];
 const RUNS = Number(process.env.PD3_LIBFUZZER_RUNS ?? 20_000);
 
 const clangxx = optionalProgram({ name: 'clang++', debianPackage: 'clang', needs: 'the libFuzzer targets' });
