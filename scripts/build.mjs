@@ -25,7 +25,7 @@ const tsc = join(root, 'node_modules', '.bin', 'tsc');
 if (existsSync(tsc)) {
   // tsc recompiles everything each time anyway; starting from an empty dist/ means no output of a
   // source file that was moved or deleted lingers there to be imported (or layer-checked) by mistake.
-  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  rmSync(join(root, 'dist'), { recursive: true, force: true, maxRetries: 3 });
   run(tsc, ['-p', 'tsconfig.json']);
 } else {
   console.warn('build: typescript not installed (production install); using the shipped dist/');

@@ -12,7 +12,7 @@ import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.
 import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
 import { spawnOnSide } from './core-layout.js';
 import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
-import { loadRecords, runYcsb } from './resp-ycsb.js';
+import { runLoadgen } from './loadgen.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const root = join(dist, '..');
@@ -43,6 +43,10 @@ export interface ModeResult {
   memserverCpuUsPerOp: number | null;
   errors: number;
 }
+
+/** The client load of pd3-kv in every mode: pd3-loadgen, connections × requests outstanding on each
+ *  (docs/benchmarks.md "e2e" says how it was chosen). */
+export const KV_CLIENT = { connections: 4, pipeline: 8 } as const;
 
 /** Sizes and timing of one run. */
 export interface RunSpec {
@@ -151,7 +155,12 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
       if (mode === 'pd3' && spec.mirror === 'tee') port = Number(agent.ready.teePort);
     }
     onStep('load');
-    await loadRecords({ port, recordCount: spec.records, valueSize }, (done) => onProgress?.('load', done / spec.records));
+    const loadProgress = (line: string): void => {
+      const m = /loading: (\d+) of (\d+) records/.exec(line);
+      if (m) onProgress?.('load', Number(m[1]) / Number(m[2]));
+    };
+    await runLoadgen({ port, load: true, operations: 0, records: spec.records, valueSize, connections: KV_CLIENT.connections,
+      pipeline: KV_CLIENT.pipeline, onStderr: loadProgress });
     onStep('run');
     let ticker: NodeJS.Timeout | null = null;
     if (onProgress) {
@@ -160,10 +169,12 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     }
     const before = await kvInfo(kvPort);
     const window = measureWindow(procs, spec.warmupMs, spec.durationMs);
-    const r = await runYcsb({ port, workload: 'B', distribution: 'uniform', recordCount: spec.records, valueSize,
-      connections: 4, depth: 8, warmupMs: spec.warmupMs, durationMs: spec.durationMs, seed: 7 }).finally(() => {
+    const run = await runLoadgen({ port, workload: 'B', distribution: 'uniform', records: spec.records, valueSize,
+      connections: KV_CLIENT.connections, pipeline: KV_CLIENT.pipeline, warmupS: spec.warmupMs / 1000,
+      durationS: spec.durationMs / 1000, seed: 7 }).finally(() => {
       if (ticker) clearInterval(ticker);
     });
+    const r = { kops: run.kops, p50Us: run.p50Us, p99Us: run.p99Us, errors: run.errors };
     const cpu = cpuFigures(await window, r.kops);
     const after = await kvInfo(kvPort);
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);

@@ -1,9 +1,9 @@
 // loadgen.ts — runs the native load generator (build/pd3-loadgen, bench/loadgen; docs/loadgen.md)
 // with typed options and returns its JSON result line. A non-zero exit rejects with a LoadgenError
 // carrying the stderr text (and the result, when the run got far enough to print one).
-import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnOnSide } from './core-layout.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where cmake puts pd3-loadgen in a checkout (next to pd3_native_tests); $PD3_LOADGEN overrides. */
@@ -142,12 +142,13 @@ export function parseLoadgenOutput(stdout: string): LoadgenResult | null {
 export function runLoadgen(o: LoadgenOptions): Promise<LoadgenResult> {
   const bin = o.binary ?? LOADGEN_BINARY;
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, loadgenArgs(o), { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A client: on the other side of the core layout in force (core-layout.ts).
+    const child = spawnOnSide('other', bin, loadgenArgs(o), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let partial = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => {
       stderr += s;
       if (!o.onStderr) return;
       partial += s;
