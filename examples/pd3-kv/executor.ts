@@ -113,8 +113,7 @@ export class Executor implements CommandContext, Transactions {
     return this.runFrom(batch, 0);
   }
 
-  // Fetches every record the batch (and a transaction it may EXEC) will read and that is remote,
-  // all at once; records the mode has at hand (immediate()) are taken without a read.
+  // Fetches every record the batch (and a transaction it may EXEC) will read and that is remote.
   private plan(batch: Batch): Array<Promise<void>> {
     const seen = new Set<number>();
     const fetches: Array<Promise<void>> = [];
@@ -125,10 +124,7 @@ export class Executor implements CommandContext, Transactions {
         const miss = this.store.toFetch(key);
         if (miss === null || seen.has(miss.address)) continue;
         seen.add(miss.address);
-        // What the mode has at hand (a Loading Zone item in mode pd3) needs no read.
-        const atHand = this.missPath!.immediate(miss.key, miss.address);
-        if (atHand !== undefined) this.store.addFetched(miss.address, atHand);
-        else fetches.push(this.fetch(miss));
+        fetches.push(this.fetch(miss));
       }
     };
     for (const args of batch.commands) consider(args);

@@ -1,7 +1,5 @@
 // zone-miss-path.ts — full PD3 (mode pd3): checkAndReturn first, the out-of-core path only when the
-// agent's prefetch has not brought the key into the Loading Zone. Batched, as async mode: the zone
-// misses of a received batch are read together, so a prefetch that came too late costs one round
-// trip per batch, not one per command.
+// agent's prefetch has not brought the key into the Loading Zone.
 import type { Pd3Host } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
 import { readRemoteRecord } from './remote-record.js';
@@ -16,7 +14,7 @@ import type { KvStats } from './stats.js';
  * behind that write. So an item present now carries that record's value (docs/prefetcher.md).
  */
 export class ZoneMissPath implements MissPath {
-  readonly batched = true;
+  readonly batched = false;
   private readonly dest: Buffer;
 
   constructor(
