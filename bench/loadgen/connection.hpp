@@ -9,7 +9,7 @@
 #include "byte_buffer.hpp"
 #include "codec.hpp"
 #include "request.hpp"
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace pd3::loadgen {
 

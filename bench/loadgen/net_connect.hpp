@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace pd3::loadgen {
 

@@ -18,7 +18,7 @@
 #include "op_source.hpp"
 #include "options.hpp"
 #include "run_stats.hpp"
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 #include "value_format.hpp"
 #include "version_model.hpp"
 
