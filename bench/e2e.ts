@@ -32,43 +32,39 @@ const usageError = (why: string): never => {
   console.error(`e2e: ${why}\n${USAGE}`);
   process.exit(2);
 };
-let values: ReturnType<typeof parseOptions>;
+/** The command line, checked: any bad option exits 2 with the reason and the usage. */
 function parseOptions() {
-  return parseArgs({
-    args: process.argv.slice(2),
-    strict: true,
-    options: {
-      quick: { type: 'boolean', default: false },
-      apps: { type: 'string' },
-      ...LAYOUT_OPTIONS,
-      mirror: { type: 'string', default: 'afpacket' },
-      'no-sweeps': { type: 'boolean', default: false },
-      'agent-args': { type: 'string', default: '' },
-      out: { type: 'string' },
-      replot: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-  }).values;
+  try {
+    const { values } = parseArgs({
+      args: process.argv.slice(2),
+      strict: true,
+      options: {
+        quick: { type: 'boolean', default: false },
+        apps: { type: 'string' },
+        ...LAYOUT_OPTIONS,
+        mirror: { type: 'string', default: 'afpacket' },
+        'no-sweeps': { type: 'boolean', default: false },
+        'agent-args': { type: 'string', default: '' },
+        out: { type: 'string' },
+        replot: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    });
+    if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
+    checkLayoutOptions(values);
+    return values;
+  } catch (e) {
+    return usageError((e as Error).message);
+  }
 }
-try {
-  values = parseOptions();
-} catch (e) {
-  usageError((e as Error).message);
-}
-if (values!.help) {
+const opts = parseOptions();
+if (opts.help) {
   console.log(USAGE);
   process.exit(0);
 }
-const opts = values!;
 const quick = opts.quick;
 const apps = (opts.apps ?? (quick ? 'pd3-kv' : 'pd3-kv,hashmap,page-server')).split(',') as AppName[];
 for (const a of apps) if (!(a in RUNNERS)) usageError(`--apps: unknown app '${a}' (pd3-kv, hashmap, page-server)`);
-if (opts.mirror !== 'afpacket' && opts.mirror !== 'tee') usageError(`--mirror: afpacket or tee, got '${opts.mirror}'`);
-try {
-  checkLayoutOptions(opts);
-} catch (e) {
-  usageError((e as Error).message);
-}
 const sweeps = !quick && !opts['no-sweeps'];
 const replot = opts.replot;
 // A quick run never overwrites a full run's results.
@@ -109,9 +105,11 @@ const sizeLabel = (bytes: number): string => (bytes >= 1 << 20 ? `${bytes / (1 <
 /** Draws throughput, p99 and (with sweep results) the cache and zone sweeps into `dir`; returns the SVG paths. */
 async function drawCharts(dir: string, data: E2eResults): Promise<string[]> {
   const { spec, results, cacheSweep, zoneSweep } = data;
+  // Results from before the core layout existed were run shared.
+  const layoutName = typeof data.layout?.name === 'string' ? data.layout.name : 'shared';
   const ran = [...new Set(results.map((r) => r.app))];
   const setting = `${spec.records.toLocaleString('en')} records, Loading Zone ${sizeLabel(spec.zoneBytes)}, ` +
-    `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}`;
+    `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}, layout ${layoutName}`;
   // Log scales: a mode that did not run, or measured 0 (every request failed), is drawn as no bar.
   const byApp = (field: string, metric: (r: ModeResult) => number): ChartRow[] => ran.flatMap((app) => MODES.map((mode): ChartRow => {
     const r = results.find((x) => x.app === app && x.mode === mode);
@@ -135,7 +133,7 @@ async function drawCharts(dir: string, data: E2eResults): Promise<string[]> {
     x: { field: 'app', title: 'app', order: ran }, color: { field: 'mode', title: 'mode', order: [...MODES] },
     y: { field: 'p99_us', title: 'p99 latency (µs, log scale)', log: true },
   }));
-  const sweepSetting = `YCSB-B uniform, ${spec.records.toLocaleString('en')} records, ${spec.durationMs / 1000} s per run`;
+  const sweepSetting = `YCSB-B uniform, ${spec.records.toLocaleString('en')} records, ${spec.durationMs / 1000} s per run, layout ${layoutName}`;
   if (cacheSweep.length > 0) {
     await draw('cache-sweep', lines({
       title: 'pd3-kv throughput vs local cache size (Fig. 21)', subtitle: `${sweepSetting}, Loading Zone ${sizeLabel(spec.zoneBytes)}`,

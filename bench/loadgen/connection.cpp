@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "clock.hpp"
+#include "common/net.hpp"
 
 namespace pd3::loadgen {
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "clock.hpp"
+#include "common/net.hpp"
 #include "net_connect.hpp"
 
 namespace pd3::loadgen {

@@ -143,7 +143,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const dataBytes = spec.records * (8 + 16 + valueSize);
     const kv = await startDaemon(KV_CLI, ['--listen', '127.0.0.1:0', '--mode', mode, '--page-size', '4K',
       '--memory-budget', String(Math.max(16384, Math.floor((dataBytes * spec.cachePercent) / 100 / 4096) * 4096)),
-      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 15000, 'host');
+      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, { side: 'host' });
     stack.push(() => kv.stop());
     const kvPort = Number(kv.ready.port);
     let port = kvPort;
@@ -286,7 +286,7 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     const port = await freePort();
     onStep('load');
     const serverReady = startDaemon(PAGE_CLI, ['--mode', mode, '--listen', `127.0.0.1:${port}`, '--pages', String(pages),
-      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, 120000, 'host');
+      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, { timeoutMs: 120000, side: 'host' });
     let target = `127.0.0.1:${port}`;
     let agentPid: number | undefined;
     if (mode === 'pd3' || mode === 'pd3-noprefetch') {

@@ -40,10 +40,16 @@ export async function stopAllDaemons(graceMs = 3000): Promise<void> {
   clearTimeout(timer);
 }
 
+/** How a daemon is started: how long its "ready" line may take, and its side of the core layout
+ *  ('other' — agent, memory servers — unless it is the data system, 'host'). */
+export interface DaemonStart {
+  timeoutMs?: number;
+  side?: Side;
+}
+
 /** Spawns `node script ...args` with the auth token in PD3_TOKEN (never on a command line, where
- *  `ps` shows it) and waits up to `timeoutMs` for its "ready" line on stderr. `side`: where it runs
- *  in the core layout ('other' — agent, memory servers — unless it is the data system). */
-export function startDaemon(script: string, args: string[], token: string, timeoutMs = 15000, side: Side = 'other'): Promise<Daemon> {
+ *  `ps` shows it) and waits for its "ready" line on stderr (15 s unless `timeoutMs` says). */
+export function startDaemon(script: string, args: string[], token: string, { timeoutMs = 15000, side = 'other' }: DaemonStart = {}): Promise<Daemon> {
   const child = spawnOnSide(side, process.execPath, [script, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, PD3_TOKEN: token },

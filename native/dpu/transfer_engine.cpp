@@ -385,6 +385,7 @@ bool Engine::service_timers(uint64_t now) {
   }
   // relaxed load: only this thread stores it.
   if (!connecting && !first_round_done_.load(std::memory_order_relaxed)) {
+    update_gauges();  // so that stats() after start() already count the servers reached
     // release: pairs with launch()'s acquire wait.
     first_round_done_.store(true, std::memory_order_release);
     first_round_done_.notify_all();
