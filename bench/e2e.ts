@@ -19,6 +19,7 @@ import { applyLayoutOptions, checkLayoutOptions, layoutRecord, LAYOUT_OPTIONS, L
 const USAGE = `usage: npm run bench -- e2e [options]
   --quick               pd3-kv only, small, within 60 s (results/e2e-quick/)
   --apps A,B            apps to run: pd3-kv, hashmap, page-server (default: all; --quick: pd3-kv)
+  --modes A,B           modes to run (default: all six: local, sync, async, leap, pd3-noprefetch, pd3)
 ${LAYOUT_USAGE}
   --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
   --no-sweeps           skip the local cache and Loading Zone sweeps
@@ -41,6 +42,7 @@ function parseOptions() {
       options: {
         quick: { type: 'boolean', default: false },
         apps: { type: 'string' },
+        modes: { type: 'string' },
         ...LAYOUT_OPTIONS,
         mirror: { type: 'string', default: 'afpacket' },
         'no-sweeps': { type: 'boolean', default: false },
@@ -65,6 +67,8 @@ if (opts.help) {
 const quick = opts.quick;
 const apps = (opts.apps ?? (quick ? 'pd3-kv' : 'pd3-kv,hashmap,page-server')).split(',') as AppName[];
 for (const a of apps) if (!(a in RUNNERS)) usageError(`--apps: unknown app '${a}' (pd3-kv, hashmap, page-server)`);
+const modes = (opts.modes?.split(',') ?? [...MODES]) as Mode[];
+for (const m of modes) if (!(MODES as readonly string[]).includes(m)) usageError(`--modes: unknown mode '${m}' (${MODES.join(', ')})`);
 const sweeps = !quick && !opts['no-sweeps'];
 const replot = opts.replot;
 // A quick run never overwrites a full run's results.
@@ -193,9 +197,9 @@ try {
 }
 
 const results: ModeResult[] = [];
-console.log(`e2e: ${apps.join(', ')} × ${MODES.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +
+console.log(`e2e: ${apps.join(', ')} × ${modes.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +
   `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}`);
-for (const app of apps) for (const mode of MODES) results.push(await run(app, mode, base));
+for (const app of apps) for (const mode of modes) results.push(await run(app, mode, base));
 
 // Sweeps on pd3-kv (Fig. 21: local cache size; Fig. 23: Loading Zone size).
 const cacheSweep: Array<{ percent: number; mode: Mode; r: ModeResult }> = [];

@@ -95,6 +95,11 @@ export const AGENT_SETTINGS = {
     fallback: '1048576',
   }),
   hostViewShards: integer(1, 64, { flag: 'host-view-shards', help: 'Host View shard threads', fallback: '1' }),
+  hostViewSpinUs: integer(0, 1_000_000, {
+    flag: 'host-view-spin-us',
+    help: 'an idle Host View shard busy-polls this long before it sleeps (worth it only on cores of its own)',
+    fallback: '0',
+  }),
   prefetchParser: text(4096, {
     flag: 'prefetch-parser',
     arg: 'NAME|FILE',
@@ -184,6 +189,7 @@ export interface AgentSettings {
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  hostViewSpinUs?: number;
   prefetchParser?: string;
   prefetchParserConfig?: string;
   mirror?: 'afpacket' | 'tee';
@@ -220,6 +226,7 @@ export interface AgentOptions {
   hostView: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  hostViewSpinUs?: number;
   /** DPU-direct prefetching; absent: off. */
   prefetch?: {
     /** resp, binary, grpc, a native plug-in library (.so) or a TS/JS module (.js/.mjs). */
@@ -302,6 +309,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     hostView: v.hostView ?? true,
     hostViewCapacity: v.hostViewCapacity,
     hostViewShards: v.hostViewShards,
+    hostViewSpinUs: v.hostViewSpinUs,
     prefetch: prefetchOptions(v, l.fileLabel),
     metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
     logLevel: v.logLevel ?? 'info',

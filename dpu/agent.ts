@@ -31,6 +31,7 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.idleSleepMaxUs !== undefined) out.idleSleepMaxUs = o.idleSleepMaxUs;
   if (o.hostViewCapacity !== undefined) out.hostViewCapacity = o.hostViewCapacity;
   if (o.hostViewShards !== undefined) out.hostViewShards = o.hostViewShards;
+  if (o.hostViewSpinUs !== undefined) out.hostViewSpinUs = o.hostViewSpinUs;
   if (o.prefetch !== undefined) {
     const p = o.prefetch;
     out.prefetch = {

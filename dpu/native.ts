@@ -72,6 +72,7 @@ export interface NativeEngineOptions {
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
+  hostViewSpinUs?: number;
   /** DPU-direct prefetching (native/dpu/prefetch_path.hpp); absent: off. */
   prefetch?: {
     parser: string;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/net.hpp"
 #include "pd3/status.h"
 
 #if defined(__x86_64__)
@@ -19,35 +20,36 @@ struct HostView::Shard {
   std::atomic<bool> stop{false};
   std::atomic<uint32_t> asleep{0};  // 1 while the thread waits (futex) for work
   Doorbell* completions = nullptr;   // HostViewOptions::completions
+  uint64_t idle_spin_ns = 0;         // HostViewOptions::idle_spin_us, in ns
   std::thread thread;
 
   explicit Shard(size_t depth) : in(depth), out(depth) {}
 
   void loop() {
-    uint32_t idle = 0;
+    uint64_t last_work = now_ns();
     HostViewBatch b;
     // relaxed: stop only ends the loop; batches are ordered by the queues' own acquire/release.
     while (!stop.load(std::memory_order_relaxed)) {
       if (!in.pop(&b)) {
-        // Spin briefly (batches come in bursts), then sleep until a submit wakes us.
-        if (++idle < kSpins) {
+        // Spin for the configured time (batches come in bursts), then sleep until a submit wakes
+        // us. The time bound matters where the shard shares its core: every spin there delays the
+        // submitter, which waits for this very shard in run().
+        if (idle_spin_ns > 0 && now_ns() - last_work < idle_spin_ns) {
 #if defined(__x86_64__)
           _mm_pause();
 #endif
         } else {
           sleep_until_work();
-          idle = 0;
+          last_work = now_ns();
         }
         continue;
       }
-      idle = 0;
       execute(b);
+      last_work = now_ns();
       while (!out.push(b) && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();  // the submitter drains completions (or we are stopping)
       if (completions) completions->ring();
     }
   }
-
-  static constexpr uint32_t kSpins = 4096;
 
   // Dekker handshake with wake(): we publish `asleep` then look at the queue; the submitter
   // publishes its batch then looks at `asleep`. The seq_cst fences make at least one side see the
@@ -86,11 +88,13 @@ struct HostView::Shard {
 HostView::HostView(uint32_t shards) { shards_.reserve(shards); }
 
 int HostView::create(const HostViewOptions& o, std::unique_ptr<HostView>* out) {
-  if (o.shards == 0 || o.shards > 64 || o.capacity == 0 || o.queue_depth == 0) return PD3_E_INVAL;
+  if (o.shards == 0 || o.shards > 64 || o.capacity == 0 || o.queue_depth == 0 || o.idle_spin_us > kMaxHostViewSpinUs)
+    return PD3_E_INVAL;
   std::unique_ptr<HostView> hv(new HostView(o.shards));
   for (uint32_t s = 0; s < o.shards; ++s) {
     auto shard = std::make_unique<Shard>(o.queue_depth);
     shard->completions = o.completions;
+    shard->idle_spin_ns = uint64_t(o.idle_spin_us) * 1000;
     CuckooOptions t = o.table;
     t.capacity = (o.capacity + o.shards - 1) / o.shards;
     t.seed = o.table.seed + s;

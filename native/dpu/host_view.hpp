@@ -36,7 +36,14 @@ struct HostViewOptions {
   uint32_t queue_depth = 1024;
   CuckooOptions table;        // per-shard table options (capacity is set from the above)
   Doorbell* completions = nullptr;  // rung after each finished batch (the submitter may sleep on it)
+  // How long an idle shard busy-polls its queue before it sleeps on a futex. Spinning saves the
+  // wake-up (a few µs) on a core of its own; on a core shared with the submitter it only delays
+  // the submitter, which waits for the shard, so the default is not to spin.
+  uint32_t idle_spin_us = 0;
 };
+
+// Upper bound of HostViewOptions::idle_spin_us (a second).
+inline constexpr uint32_t kMaxHostViewSpinUs = 1000000;
 
 // The sharded Host View service. submit/complete are for one agent thread (the prefetcher);
 // run() wraps them for callers that want a blocking batch call.

@@ -104,12 +104,13 @@ TEST(spsc_queue_stress) {
 // Distinct for distinct i (mix64 is a bijection).
 uint64_t key_of(uint64_t i) { return pd3test::mix64(i + 2); }
 
-void sharded_run(uint32_t shards) {
+void sharded_run(uint32_t shards, uint32_t idle_spin_us = 0) {
   const uint64_t N = std::max<uint64_t>(20'000, 200'000 / kScale);
   HostViewOptions o;
   o.capacity = N + N / 4;
   o.shards = shards;
   o.queue_depth = 16;
+  o.idle_spin_us = idle_spin_us;
   std::unique_ptr<HostView> hv;
   REQUIRE(HostView::create(o, &hv) == PD3_OK);
   CHECK_EQ(hv->shards(), shards);
@@ -162,13 +163,15 @@ void sharded_run(uint32_t shards) {
   for (uint64_t i = 0; i < 2 * N; ++i) bad += v[i] != uint8_t(i % 2 == 0 && (i / 2) % 3 != 0);
   CHECK_EQ(bad, 0u);
   hv->run(HostViewOp::kLookup, q.data(), 0, v.data());  // empty call
-  std::printf("  %u shards: %llu keys, %llu lookups, %.1f MiB (%s, %s) in %.0f ms\n", shards, (unsigned long long)N,
+  std::printf("  %u shards (spin %u us): %llu keys, %llu lookups, %.1f MiB (%s, %s) in %.0f ms\n", shards, idle_spin_us, (unsigned long long)N,
               (unsigned long long)(4 * N), double(hv->bytes()) / (1 << 20), pd3::page_kind_name(hv->pages()),
               pd3::simd_path_name(hv->simd()), ms_since(t0));
 }
 
 TEST(host_view_sharded_run_2) { sharded_run(2); }
 TEST(host_view_sharded_run_4) { sharded_run(4); }
+// Shards that busy-poll between batches (the --host-view-spin-us path) give the same verdicts.
+TEST(host_view_sharded_run_spinning) { sharded_run(2, 200); }
 
 // ---- HostView via submit/complete, as the prefetcher drives it -----------------------------------
 

@@ -725,6 +725,8 @@ TEST(host_view_options_invalid) {
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.shards = 65; }), PD3_E_INVAL);
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.capacity = 0; }), PD3_E_INVAL);
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.queue_depth = 0; }), PD3_E_INVAL);
+  CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.idle_spin_us = pd3::kMaxHostViewSpinUs; }), PD3_OK);
+  CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.idle_spin_us = pd3::kMaxHostViewSpinUs + 1; }), PD3_E_INVAL);
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.table.max_load = 0.99; }), PD3_E_INVAL);
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.table.batch = 0; }), PD3_E_INVAL);
   CHECK_EQ(hv_rc([](pd3::HostViewOptions& o) { o.table.simd = static_cast<SimdPath>(99); }), PD3_E_INVAL);
