@@ -23,7 +23,7 @@ const USAGE = `usage: npm run bench -- e2e [options]
 ${LAYOUT_USAGE}
   --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
   --no-sweeps           skip the local cache and Loading Zone sweeps
-  --agent-args "FLAGS"  extra pd3-agent flags
+  --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
   --help                this text`;
@@ -221,12 +221,12 @@ mkdirSync(outDir, { recursive: true });
 const pct = (v: number | null): string => (v === null ? '—' : `${(100 * v).toFixed(1)}%`);
 const us = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
 const tableLines = [
-  '| app | mode | kops/s | p50 µs | p99 µs | zone hit rate | app CPU (cores) | host CPU µs/op | DPU CPU µs/op | memserver CPU µs/op | errors |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| app | mode | kops/s | p50 µs | p99 µs | zone hit rate | app CPU (cores) | host CPU µs/op | DPU CPU µs/op | memserver CPU µs/op | remote read µs | errors |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const r of results) {
   tableLines.push(`| ${r.app} | ${r.mode} | ${r.kops.toFixed(1)} | ${r.p50Us.toFixed(0)} | ${r.p99Us.toFixed(0)} | ${pct(r.hitRate)} | ` +
-    `${r.hostCores.toFixed(2)} | ${us(r.hostCpuUsPerOp)} | ${us(r.dpuCpuUsPerOp)} | ${us(r.memserverCpuUsPerOp)} | ${r.errors} |`);
+    `${r.hostCores.toFixed(2)} | ${us(r.hostCpuUsPerOp)} | ${us(r.dpuCpuUsPerOp)} | ${us(r.memserverCpuUsPerOp)} | ${us(r.remoteReadUs ?? null)} | ${r.errors} |`);
 }
 const table = tableLines.join('\n');
 console.log(`\n${table}\n`);
@@ -257,6 +257,10 @@ const summary = {
   async_host_cpu_us_per_op: num(kv('async')?.hostCpuUsPerOp, 2),
   pd3_dpu_cpu_us_per_op: num(pd3?.dpuCpuUsPerOp, 2),
   pd3_memserver_cpu_us_per_op: num(pd3?.memserverCpuUsPerOp, 2),
+  // A read through the agent against a direct read, each at its mode's load (issue 12 item 5).
+  sync_remote_read_us: num(kv('sync')?.remoteReadUs),
+  nopf_remote_read_us: num(kv('pd3-noprefetch')?.remoteReadUs),
+  pd3_remote_read_us: num(pd3?.remoteReadUs),
 };
 if (pd3 && kv('local') && kv('sync') && kv('async')) {
   console.log(`pd3/local ${(pd3.kops / kv('local')!.kops).toFixed(2)} (target ≥ 0.6), pd3/sync ${(pd3.kops / kv('sync')!.kops).toFixed(2)} (≥ 3), ` +

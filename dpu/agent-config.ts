@@ -94,7 +94,11 @@ export const AGENT_SETTINGS = {
     help: 'keys the Host View holds',
     fallback: '1048576',
   }),
-  hostViewShards: integer(1, 64, { flag: 'host-view-shards', help: 'Host View shard threads', fallback: '1' }),
+  hostViewShards: integer(0, 64, {
+    flag: 'host-view-shards',
+    help: 'Host View shard threads; 0: none, the engine thread keeps Host View itself (no hand-offs: best while the agent has one core)',
+    fallback: '0',
+  }),
   hostViewSpinUs: integer(0, 1_000_000, {
     flag: 'host-view-spin-us',
     help: 'an idle Host View shard busy-polls this long before it sleeps (worth it only on cores of its own)',

@@ -41,6 +41,9 @@ export interface ModeResult {
   hostCpuUsPerOp: number | null;
   dpuCpuUsPerOp: number | null;
   memserverCpuUsPerOp: number | null;
+  /** Mean µs of one out-of-core read as the app saw it, issue to answer (null: the app does not
+   *  time its reads, or made none). Through the agent in the pd3 modes, direct otherwise. */
+  remoteReadUs?: number | null;
   errors: number;
 }
 
@@ -180,7 +183,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
     const misses = d('zone_hits') + d('leap_hits') + d('remote_reads');
     return { app: 'pd3-kv', mode, kops: r.kops, p50Us: r.p50Us, p99Us: r.p99Us, hitRate: rate(d('zone_hits'), misses),
-      ...cpu, errors: r.errors };
+      ...cpu, remoteReadUs: d('remote_reads') > 0 ? d('remote_read_us') / d('remote_reads') : null, errors: r.errors };
   } finally {
     await stack.close();
   }

@@ -1,7 +1,7 @@
 // direct-miss-path.ts — the plain out-of-core path of modes sync, async and pd3-noprefetch: every
 // miss is one remote read of the record (directly to the memory servers, or through the agent).
 import type { MissPath } from './miss-path.js';
-import { readRemoteRecord } from './remote-record.js';
+import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 
@@ -18,8 +18,7 @@ export class DirectMissPath implements MissPath {
   }
 
   fetch(key: Buffer, address: number, length: number): Promise<Buffer | null> {
-    this.stats.remoteReads++;
-    return readRemoteRecord(this.remote, address, length, key);
+    return fetchRemoteRecord(this.remote, this.stats, address, length, key);
   }
 
   kick(): void {

@@ -4,7 +4,7 @@
 import { LeapPrefetcher } from 'pd3/workloads';
 import { recordHasKey, recordValue } from './record.js';
 import type { MissPath } from './miss-path.js';
-import { readRemoteRecord } from './remote-record.js';
+import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 
@@ -40,8 +40,7 @@ export class LeapMissPath implements MissPath {
   fetch(key: Buffer, address: number, length: number): Promise<Buffer | null> {
     const page = Math.floor(address / this.remote.pageSize);
     for (const candidate of this.leap.recordMiss(page).addresses) this.prefetch(candidate);
-    this.stats.remoteReads++;
-    return readRemoteRecord(this.remote, address, length, key);
+    return fetchRemoteRecord(this.remote, this.stats, address, length, key);
   }
 
   kick(): void {

@@ -1,6 +1,21 @@
 // remote-record.ts — the out-of-core path: one record read from remote memory at its log address.
+import { performance } from 'node:perf_hooks';
 import { HEADER_BYTES, recordHeader } from './record.js';
 import type { RemotePages } from './remote-pages.js';
+import type { KvStats } from './stats.js';
+
+/** readRemoteRecord, counted in `stats` (remoteReads) and timed (remoteReadMicros): every mode's
+ *  out-of-core read goes through here, so their latencies compare. */
+export function fetchRemoteRecord(remote: RemotePages, stats: KvStats, address: number, length: number, key: Uint8Array): Promise<Buffer | null> {
+  stats.remoteReads++;
+  const start = performance.now();
+  const done = (): void => {
+    stats.remoteReadMicros += (performance.now() - start) * 1000;
+  };
+  const read = readRemoteRecord(remote, address, length, key);
+  read.then(done, done);
+  return read;
+}
 
 /**
  * What the record at `address`, `length` bytes long, holds for `key`: its value, or null if it

@@ -156,6 +156,7 @@ class RunningKv implements KvServer, ServerView {
       ['leap_hits', s.leapHits],
       ['leap_prefetched_pages', s.leapPrefetches],
       ['remote_reads', s.remoteReads],
+      ['remote_read_us', Math.round(s.remoteReadMicros)],
       ['remote_read_failures', s.remoteReadFailures],
       ['index_collisions', s.indexCollisions],
       ['tombstones', s.tombstones],

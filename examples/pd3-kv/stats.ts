@@ -21,6 +21,9 @@ export class KvStats {
   leapPrefetches = 0;
   /** Records read from remote memory on the out-of-core path. */
   remoteReads = 0;
+  /** Microseconds those reads took, issue to answer, summed (÷ remoteReads: the mean latency of
+   *  the mode's out-of-core path as the app sees it, under the load it runs at). */
+  remoteReadMicros = 0;
   /** Remote reads that failed (the command got an error reply). */
   remoteReadFailures = 0;
   /** Remote records whose key differed from the one looked up (a 64-bit hash collision). */

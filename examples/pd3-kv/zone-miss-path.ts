@@ -2,7 +2,7 @@
 // agent's prefetch has not brought the key into the Loading Zone.
 import type { Pd3Host } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
-import { readRemoteRecord } from './remote-record.js';
+import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 
@@ -33,8 +33,7 @@ export class ZoneMissPath implements MissPath {
   }
 
   fetch(key: Buffer, address: number, length: number): Promise<Buffer | null> {
-    this.stats.remoteReads++;
-    return readRemoteRecord(this.remote, address, length, key);
+    return fetchRemoteRecord(this.remote, this.stats, address, length, key);
   }
 
   kick(): void {

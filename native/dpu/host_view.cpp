@@ -88,20 +88,24 @@ struct HostView::Shard {
 HostView::HostView(uint32_t shards) { shards_.reserve(shards); }
 
 int HostView::create(const HostViewOptions& o, std::unique_ptr<HostView>* out) {
-  if (o.shards == 0 || o.shards > 64 || o.capacity == 0 || o.queue_depth == 0 || o.idle_spin_us > kMaxHostViewSpinUs)
+  if (o.shards > 64 || o.capacity == 0 || o.queue_depth == 0 || o.idle_spin_us > kMaxHostViewSpinUs)
     return PD3_E_INVAL;
-  std::unique_ptr<HostView> hv(new HostView(o.shards));
-  for (uint32_t s = 0; s < o.shards; ++s) {
+  // No shard threads: one table, which the submitting thread works on itself.
+  const uint32_t tables = std::max<uint32_t>(o.shards, 1);
+  std::unique_ptr<HostView> hv(new HostView(tables));
+  hv->inline_ = o.shards == 0;
+  for (uint32_t s = 0; s < tables; ++s) {
     auto shard = std::make_unique<Shard>(o.queue_depth);
     shard->completions = o.completions;
     shard->idle_spin_ns = uint64_t(o.idle_spin_us) * 1000;
     CuckooOptions t = o.table;
-    t.capacity = (o.capacity + o.shards - 1) / o.shards;
+    t.capacity = (o.capacity + tables - 1) / tables;
     t.seed = o.table.seed + s;
     if (const int rc = CuckooSet::create(t, &shard->table)) return rc;
     hv->shards_.push_back(std::move(shard));
   }
-  for (auto& s : hv->shards_) s->thread = std::thread([p = s.get()] { p->loop(); });
+  if (!hv->inline_)
+    for (auto& s : hv->shards_) s->thread = std::thread([p = s.get()] { p->loop(); });
   *out = std::move(hv);
   return PD3_OK;
 }
@@ -117,6 +121,14 @@ HostView::~HostView() {
 
 bool HostView::submit(uint32_t shard, const HostViewBatch& batch) {
   Shard& s = *shards_[shard];
+  if (inline_) {
+    // The caller's thread owns the table and runs the batch now. Refused, like a full queue,
+    // while finished batches it has not taken back fill the out queue. (The copy queued holds
+    // pointers to the caller's arrays, so running it after queuing fills the same verdicts.)
+    if (!s.out.push(batch)) return false;
+    s.execute(batch);
+    return true;
+  }
   if (!s.in.push(batch)) return false;
   s.wake();
   return true;
@@ -131,6 +143,10 @@ bool HostView::has_completions() const {
 }
 
 void HostView::run(HostViewOp op, const uint64_t* hashes, size_t n, uint8_t* verdicts) {
+  if (inline_) {  // no queue, no other thread: the one table answers at once
+    shards_.front()->execute({op, uint32_t(n), hashes, verdicts, 0});
+    return;
+  }
   const uint32_t ns = shards();
   // Group by shard (stable), send each group as batches of at most 256, then scatter verdicts.
   std::vector<std::vector<uint64_t>> keys(ns);

@@ -1,7 +1,8 @@
 // host_view.hpp — Host View (paper §5.2): the agent's record of which keys the host caches, as
 // key hashes sharded by hash across threads. Each shard is a CuckooSet owned by one thread; the
 // agent hands it batches through an SPSC queue and gets them back, verdicts filled, through
-// another. Nothing is shared between shards.
+// another. Nothing is shared between shards. With no shard threads (shards = 0) the one table
+// belongs to the submitting thread, which runs each batch as it submits it.
 #pragma once
 
 #include <atomic>
@@ -32,7 +33,7 @@ struct HostViewBatch {
 // How a HostView is built.
 struct HostViewOptions {
   uint64_t capacity = 0;      // keys in total (each shard gets capacity / shards, rounded up)
-  uint32_t shards = 1;        // shard threads
+  uint32_t shards = 1;        // shard threads; 0: none, the submitter's thread runs every batch
   uint32_t queue_depth = 1024;
   CuckooOptions table;        // per-shard table options (capacity is set from the above)
   Doorbell* completions = nullptr;  // rung after each finished batch (the submitter may sleep on it)
@@ -49,13 +50,15 @@ inline constexpr uint32_t kMaxHostViewSpinUs = 1000000;
 // run() wraps them for callers that want a blocking batch call.
 class HostView {
  public:
-  // Returns PD3_OK, PD3_E_INVAL or PD3_E_NOMEM; starts one thread per shard.
+  // Returns PD3_OK, PD3_E_INVAL or PD3_E_NOMEM; starts one thread per shard (none for shards = 0).
   static int create(const HostViewOptions& options, std::unique_ptr<HostView>* out);
   ~HostView();  // stops and joins the shard threads
 
   // The shard that owns a key hash (uses the hash's low 32 bits; the tables use the high ones).
   uint32_t shard_of(uint64_t key_hash) const { return uint32_t((uint64_t(uint32_t(key_hash)) * shards_.size()) >> 32); }
   uint32_t shards() const { return uint32_t(shards_.size()); }
+  // True when no shard threads run (HostViewOptions::shards = 0): submit() runs the batch itself.
+  bool runs_inline() const { return inline_; }
 
   // Queues a batch whose hashes all belong to `shard`. False if that shard's queue is full.
   bool submit(uint32_t shard, const HostViewBatch& batch);
@@ -80,6 +83,7 @@ class HostView {
   explicit HostView(uint32_t shards);
 
   std::vector<std::unique_ptr<Shard>> shards_;
+  bool inline_ = false;
 };
 
 }  // namespace pd3

@@ -113,18 +113,20 @@ void sharded_run(uint32_t shards, uint32_t idle_spin_us = 0) {
   o.idle_spin_us = idle_spin_us;
   std::unique_ptr<HostView> hv;
   REQUIRE(HostView::create(o, &hv) == PD3_OK);
-  CHECK_EQ(hv->shards(), shards);
+  CHECK_EQ(hv->shards(), std::max(shards, 1u));  // 0: no threads, one table
+  CHECK_EQ(hv->runs_inline(), shards == 0);
   CHECK_EQ(hv->size(), 0u);
 
   std::vector<uint64_t> keys(N), absent(N);
   for (uint64_t i = 0; i < N; ++i) keys[i] = key_of(i), absent[i] = key_of(N + i);
-  std::vector<uint64_t> per_shard(shards);
+  const uint32_t tables = hv->shards();
+  std::vector<uint64_t> per_shard(tables);
   for (uint64_t k : keys) {
     const uint32_t s = hv->shard_of(k);
-    REQUIRE(s < shards);
+    REQUIRE(s < tables);
     ++per_shard[s];
   }
-  for (uint64_t c : per_shard) CHECK(c > N / shards * 9 / 10 && c < N / shards * 11 / 10);
+  for (uint64_t c : per_shard) CHECK(c > N / tables * 9 / 10 && c < N / tables * 11 / 10);
 
   const auto t0 = Clock::now();
   std::vector<uint8_t> v(2 * N, 0xAA);
@@ -170,6 +172,8 @@ void sharded_run(uint32_t shards, uint32_t idle_spin_us = 0) {
 
 TEST(host_view_sharded_run_2) { sharded_run(2); }
 TEST(host_view_sharded_run_4) { sharded_run(4); }
+// No shard threads: the caller's thread runs each batch.
+TEST(host_view_inline_run) { sharded_run(0); }
 // Shards that busy-poll between batches (the --host-view-spin-us path) give the same verdicts.
 TEST(host_view_sharded_run_spinning) { sharded_run(2, 200); }
 
@@ -312,7 +316,7 @@ struct Driver {
 void concurrent_load(uint32_t shards, uint32_t depth, uint32_t inflight, uint64_t batches, const char* label) {
   const uint32_t pool = 4096;
   HostViewOptions o;
-  o.capacity = uint64_t(pool) * shards;
+  o.capacity = uint64_t(pool) * std::max(shards, 1u);
   o.shards = shards;
   o.queue_depth = depth;
   o.table.batch = 16;
@@ -331,6 +335,8 @@ void concurrent_load(uint32_t shards, uint32_t depth, uint32_t inflight, uint64_
 
 TEST(host_view_sharded_concurrent_2) { concurrent_load(2, 64, 8, 60'000 / kScale, "deep queues"); }
 TEST(host_view_sharded_concurrent_4) { concurrent_load(4, 4, 8, 60'000 / kScale, "shallow queues"); }
+// Inline (no threads): submit runs the batch at once, and refuses while 4 finished batches wait.
+TEST(host_view_inline_submit_complete) { concurrent_load(0, 4, 8, 60'000 / kScale, "inline"); }
 
 // Several HostView instances at once, each driven by its own thread (one submitter per instance).
 TEST(host_view_sharded_instances) {

@@ -73,7 +73,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     opt.idle_sleep_max_us = uint32_t(num("idleSleepMaxUs", opt.idle_sleep_max_us, kU32));
     opt.host_view = o.Get("hostView").IsUndefined() ? true : o.Get("hostView").ToBoolean().Value();
     opt.host_view_options.capacity = num("hostViewCapacity", 0, 4000000000ull);
-    opt.host_view_options.shards = uint32_t(num("hostViewShards", 1, 64));
+    opt.host_view_options.shards = uint32_t(num("hostViewShards", 0, 64));
     opt.host_view_options.idle_spin_us = uint32_t(num("hostViewSpinUs", 0, pd3::kMaxHostViewSpinUs));
     if (!o.Get("prefetch").IsUndefined()) {
       if (!o.Get("prefetch").IsObject()) throw Napi::TypeError::New(env, "prefetch must be an object");
