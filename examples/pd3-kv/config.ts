@@ -102,6 +102,11 @@ export const KV_SETTINGS = {
     help: 'pd3 modes: Loading Zone bytes in the segment (a power of two)',
     fallback: '16M',
   }),
+  zoneWaitUs: integer(0, 1_000_000, {
+    flag: 'zone-wait-us',
+    help: "pd3 mode: how long a batch's Loading Zone misses wait for the agent's prefetches before they are read (and the read and the zone race on)",
+    fallback: '100',
+  }),
   indexInitialKeys: integer(16, 2 ** 29, {
     flag: 'index-initial-keys',
     help: 'keys the index holds before its first doubling',
@@ -125,6 +130,7 @@ export interface KvSettings {
   leapCache?: number | string;
   readCopy?: boolean;
   loadingZone?: number | string;
+  zoneWaitUs?: number;
   indexInitialKeys?: number;
   logLevel?: LogLevel;
 }
@@ -146,6 +152,8 @@ export interface KvOptions {
   leapCacheBytes: number;
   copyReadsToTail: boolean;
   loadingZoneBytes?: number;
+  /** pd3 mode: µs a batch's zone misses wait for prefetches before they are read. */
+  zoneWaitUs: number;
   indexInitialKeys: number;
   logLevel: LogLevel;
 }
@@ -164,6 +172,7 @@ function build(l: SettingLayers<typeof KV_SETTINGS>, env: NodeJS.ProcessEnv): Kv
   if (v.loadingZone !== undefined && !isPow2(v.loadingZone)) {
     throw new UsageError(`--loading-zone: must be a power of two, got ${v.loadingZone}`);
   }
+  if (v.zoneWaitUs !== undefined && mode !== 'pd3') throw new UsageError(`--zone-wait-us: only pd3 mode waits for the Loading Zone, not ${mode}`);
   if (v.memoryBudget !== undefined && v.cachePercent !== undefined) {
     throw new UsageError('give either --memory-budget or --cache-percent, not both');
   }
@@ -199,6 +208,7 @@ function build(l: SettingLayers<typeof KV_SETTINGS>, env: NodeJS.ProcessEnv): Kv
     leapCacheBytes,
     copyReadsToTail: v.readCopy ?? true,
     loadingZoneBytes: v.loadingZone,
+    zoneWaitUs: v.zoneWaitUs ?? 100,
     indexInitialKeys: v.indexInitialKeys ?? 262144,
     logLevel: v.logLevel ?? 'info',
   });

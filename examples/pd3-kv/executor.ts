@@ -6,7 +6,7 @@ import type { Logger } from 'pd3/cli';
 import { arityOk } from './command-table.js';
 import type { Command, CommandContext, Transactions } from './command.js';
 import type { KvStore } from './kv-store.js';
-import { RecordMiss, type MissPath } from './miss-path.js';
+import { RecordMiss, type MissOutcome, type MissPath } from './miss-path.js';
 import { ReplyBuffer } from './reply-buffer.js';
 import { ReplyError } from './reply-error.js';
 import type { ServerView } from './server-view.js';
@@ -103,20 +103,24 @@ export class Executor implements CommandContext, Transactions {
   }
 
   private start(batch: Batch): Promise<void> | void {
-    if (this.missPath?.batched === true) {
-      const fetches = this.plan(batch);
-      if (fetches.length > 0) {
-        this.missPath.kick();
-        return Promise.all(fetches).then(() => this.runFrom(batch, 0));
+    const path = this.missPath;
+    if (path?.batched === true) {
+      const misses = this.plan(batch);
+      if (misses.length > 0) {
+        const fetched = path.fetchAll !== undefined
+          ? path.fetchAll(misses, (miss, value) => this.settle(miss, value))
+          : Promise.all(misses.map((miss) => this.fetch(miss)));
+        path.kick();
+        return fetched.then(() => this.runFrom(batch, 0));
       }
     }
     return this.runFrom(batch, 0);
   }
 
-  // Fetches every record the batch (and a transaction it may EXEC) will read and that is remote.
-  private plan(batch: Batch): Array<Promise<void>> {
+  // Every record the batch (and a transaction it may EXEC) will read and that is remote.
+  private plan(batch: Batch): RecordMiss[] {
     const seen = new Set<number>();
-    const fetches: Array<Promise<void>> = [];
+    const misses: RecordMiss[] = [];
     const consider = (args: Buffer[]): void => {
       const cmd = this.commands.get(args[0]!.toString('latin1').toLowerCase());
       if (cmd?.reads === undefined || !arityOk(cmd, args.length)) return;
@@ -124,12 +128,12 @@ export class Executor implements CommandContext, Transactions {
         const miss = this.store.toFetch(key);
         if (miss === null || seen.has(miss.address)) continue;
         seen.add(miss.address);
-        fetches.push(this.fetch(miss));
+        misses.push(miss);
       }
     };
     for (const args of batch.commands) consider(args);
     for (const args of batch.session.queued ?? []) consider(args);
-    return fetches;
+    return misses;
   }
 
   private runFrom(batch: Batch, from: number): Promise<void> | void {
@@ -202,15 +206,16 @@ export class Executor implements CommandContext, Transactions {
       p = Promise.reject(e);
     }
     return p.then(
-      (v) => {
-        if (v === null) this.stats.indexCollisions++;
-        this.store.addFetched(miss.address, v);
-      },
-      (e: unknown) => {
-        this.stats.remoteReadFailures++;
-        this.store.addFetched(miss.address, e instanceof Error ? e : new Error(String(e)));
-      },
+      (v) => this.settle(miss, v),
+      (e: unknown) => this.settle(miss, e instanceof Error ? e : new Error(String(e))),
     );
+  }
+
+  // Keeps what a fetch brought for the rest of the batch, counting collisions and failures.
+  private settle(miss: RecordMiss, value: MissOutcome): void {
+    if (value === null) this.stats.indexCollisions++;
+    else if (value instanceof Error) this.stats.remoteReadFailures++;
+    this.store.addFetched(miss.address, value);
   }
 
   private finish(batch: Batch): void {

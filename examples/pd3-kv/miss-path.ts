@@ -13,7 +13,14 @@ export interface MissPath {
   fetch(key: Buffer, address: number, length: number): Promise<Buffer | null>;
   /** Sends the reads queued by fetch() now rather than at the next turn of the event loop. */
   kick(): void;
+  /** Batched modes that fetch a batch's misses their own way (pd3: the Loading Zone first, then
+   *  reads): calls `settle` once for each miss (its value, null for another key's record, or the
+   *  read's error) and resolves after the last. Absent: the executor fetch()es each miss. */
+  fetchAll?(misses: readonly RecordMiss[], settle: (miss: RecordMiss, value: Buffer | null | Error) => void): Promise<void>;
 }
+
+/** What settles a miss: the record's value, null (another key's record), or the read's error. */
+export type MissOutcome = Buffer | null | Error;
 
 /**
  * Raised (thrown) by the store when a command needs a record that is neither local nor fetched yet.

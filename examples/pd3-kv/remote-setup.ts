@@ -38,7 +38,7 @@ export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger
   let missPath: MissPath;
   switch (o.mode) {
     case 'pd3':
-      missPath = new ZoneMissPath(host, remote, stats);
+      missPath = new ZoneMissPath(host, remote, stats, o.zoneWaitUs);
       break;
     case 'leap': {
       const isRemote = (page: number): boolean => page < flusher.durablePages && log.page(page) === undefined;

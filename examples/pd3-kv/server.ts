@@ -157,6 +157,7 @@ class RunningKv implements KvServer, ServerView {
       ['leap_prefetched_pages', s.leapPrefetches],
       ['remote_reads', s.remoteReads],
       ['remote_read_us', Math.round(s.remoteReadMicros)],
+      ['remote_reads_overtaken', s.readsOvertaken],
       ['remote_read_failures', s.remoteReadFailures],
       ['index_collisions', s.indexCollisions],
       ['tombstones', s.tombstones],

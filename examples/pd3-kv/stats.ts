@@ -24,6 +24,9 @@ export class KvStats {
   /** Microseconds those reads took, issue to answer, summed (÷ remoteReads: the mean latency of
    *  the mode's out-of-core path as the app sees it, under the load it runs at). */
   remoteReadMicros = 0;
+  /** Remote reads whose record the Loading Zone supplied first (pd3 mode): issued, not used.
+   *  remoteReads less these are the reads that served a command. */
+  readsOvertaken = 0;
   /** Remote reads that failed (the command got an error reply). */
   remoteReadFailures = 0;
   /** Remote records whose key differed from the one looked up (a 64-bit hash collision). */

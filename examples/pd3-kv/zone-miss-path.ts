@@ -1,7 +1,8 @@
 // zone-miss-path.ts — full PD3 (mode pd3): checkAndReturn first, the out-of-core path only when the
 // agent's prefetch has not brought the key into the Loading Zone.
+import { performance } from 'node:perf_hooks';
 import type { Pd3Host } from 'pd3/host';
-import type { MissPath } from './miss-path.js';
+import type { MissOutcome, MissPath, RecordMiss } from './miss-path.js';
 import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
@@ -12,15 +13,23 @@ import type { KvStats } from './stats.js';
  * last write holding the key (pages go out in order, see flusher.ts), the agent invalidated the
  * key's items when it took that write, and prefetches it sends afterwards read the server's copy
  * behind that write. So an item present now carries that record's value (docs/prefetcher.md).
+ * That stays true while a batch waits: the executor runs nothing else meanwhile, so no command
+ * writes a newer record of the key.
+ *
+ * Batches fetch their misses together, the way async mode does, with one difference: the agent
+ * captured the batch's requests when the app received them, and its prefetches are usually in
+ * flight. A miss therefore first waits up to `zoneWaitUs` for its item; what is still missing then
+ * is read, and the zone and the read race on, the first answer serving the command.
  */
 export class ZoneMissPath implements MissPath {
-  readonly batched = false;
+  readonly batched = true;
   private readonly dest: Buffer;
 
   constructor(
     private readonly host: Pd3Host,
     private readonly remote: RemotePages,
     private readonly stats: KvStats,
+    private readonly zoneWaitUs: number,
   ) {
     this.dest = Buffer.allocUnsafe(remote.pageSize); // a record, hence its value, fits in a page
   }
@@ -38,5 +47,56 @@ export class ZoneMissPath implements MissPath {
 
   kick(): void {
     this.remote.kick();
+  }
+
+  fetchAll(misses: readonly RecordMiss[], settle: (miss: RecordMiss, value: MissOutcome) => void): Promise<void> {
+    return new Promise((resolve) => {
+      const done = new Array<boolean>(misses.length).fill(false);
+      let open = misses.length;
+      const finish = (i: number, value: MissOutcome): boolean => {
+        if (done[i]) return false;
+        done[i] = true;
+        settle(misses[i]!, value);
+        if (--open === 0) resolve();
+        return true;
+      };
+      const lookInZone = (): void => {
+        for (let i = 0; i < misses.length; ++i) {
+          if (done[i]) continue;
+          const v = this.immediate(misses[i]!.key);
+          if (v !== undefined) finish(i, v);
+        }
+      };
+      const read = (i: number): void => {
+        const m = misses[i]!;
+        this.fetch(m.key, m.address, m.length).then(
+          (v) => {
+            if (!finish(i, v)) this.stats.readsOvertaken++;
+          },
+          (e: unknown) => {
+            if (!finish(i, e instanceof Error ? e : new Error(String(e)))) this.stats.readsOvertaken++;
+          },
+        );
+      };
+      lookInZone();
+      if (open === 0) return;
+      const start = performance.now();
+      let reading = false;
+      // Polls on setImmediate, as the host library's pump does: the app has nothing else to run
+      // while its batch waits, and the answer is tens of µs away.
+      const tick = (): void => {
+        if (open === 0) return;
+        lookInZone();
+        if (open === 0) return;
+        if (!reading && (performance.now() - start) * 1000 >= this.zoneWaitUs) {
+          reading = true;
+          for (let i = 0; i < misses.length; ++i) if (!done[i]) read(i);
+          this.kick();
+        }
+        setImmediate(tick);
+      };
+      if (this.zoneWaitUs === 0) tick();
+      else setImmediate(tick);
+    });
   }
 }
