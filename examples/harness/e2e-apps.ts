@@ -51,7 +51,7 @@ export interface ModeResult {
 /** The client load of pd3-kv and the hash map in every mode: pd3-loadgen, connections × requests
  *  outstanding on each. One load for all, not tuned per mode: the smallest that brings pd3-kv's
  *  local mode within 10% of its peak (`npm run bench -- e2e --find-load`; docs/benchmarks.md "e2e"). */
-export const CLIENT_LOAD = { connections: 4, pipeline: 8 } as const;
+export const CLIENT_LOAD = { connections: 2, pipeline: 32 } as const;
 
 /** Sizes and timing of one run. */
 export interface RunSpec {
