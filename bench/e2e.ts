@@ -1,21 +1,25 @@
 // e2e.ts — `npm run bench -- e2e`: the paper's §8 on this machine. Each example data system
 // (pd3-kv over RESP, the C++ hash map over the binary protocol, the page server over gRPC) runs in
 // every mode — local, sync, async, leap, pd3-noprefetch, pd3 — under YCSB-B with uniform keys from
-// its own real client, with a local cache of 1% of the data; then sweeps of the local cache size and
-// the Loading Zone size (Fig. 21, 23) for pd3-kv. Writes a table, the results as JSON and charts
+// a real client (pd3-loadgen at one load, CLIENT_LOAD, for pd3-kv and the hash map; the page
+// server's gRPC client), with a local cache of 1% of the data; then sweeps of the local cache size
+// and the Loading Zone size (Fig. 21, 23) for pd3-kv. Writes a table, the results as JSON and charts
 // (each as NAME.svg, its Vega-Lite spec NAME.vl.json and its data NAME.data.json: charts.ts) to
 // results/e2e/ (results/e2e-quick/ with --quick) or --out DIR; the last line is the pd3-kv figures
-// as one JSON object.
+// as one JSON object. --find-load instead finds that client load (load-knee.ts) and writes
+// load-knee.json.
 //
 // Options: --help lists them (USAGE below).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from '../examples/harness/e2e-apps.js';
+import { CLIENT_LOAD, MODES, RUNNERS, type AppName, type Mode, type ModeResult, type RunSpec } from '../examples/harness/e2e-apps.js';
+import { findKnee, kneeTable, loadGrid, measureLoads, parseLoadGrid, type ClientLoad } from '../examples/harness/load-knee.js';
 import { groupedBars, lines, writeChart, type ChartRow, type ChartSpec } from '../examples/harness/charts.js';
 import { applyLayoutOptions, checkLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, SHARED, type CoreLayout } from '../examples/harness/core-layout.js';
 
+const DEFAULT_GRID = '1,2,4,8:1,2,4,8,16,32';
 const USAGE = `usage: npm run bench -- e2e [options]
   --quick               pd3-kv only, small, within 60 s (results/e2e-quick/)
   --apps A,B            apps to run: pd3-kv, hashmap, page-server (default: all; --quick: pd3-kv)
@@ -26,6 +30,11 @@ ${LAYOUT_USAGE}
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
+  --find-load           run no modes: find the client load as a user would, the smallest (connections ×
+                        pipeline) that brings pd3-kv's local mode within 10% of its peak over a grid
+                        (20,000 records, best of 2 passes of 1 s per load); writes load-knee.json
+                        into --out (default results/e2e)
+  --load-grid C:P       with --find-load: the connections and pipelines tried (default ${DEFAULT_GRID})
   --help                this text`;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -49,11 +58,21 @@ function parseOptions() {
         'agent-args': { type: 'string', default: '' },
         out: { type: 'string' },
         replot: { type: 'string' },
+        'find-load': { type: 'boolean', default: false },
+        'load-grid': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     });
     if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
     checkLayoutOptions(values);
+    if (values['load-grid'] !== undefined && !values['find-load']) throw new Error('--load-grid: only with --find-load');
+    if (values['find-load']) {
+      // The knee is defined on pd3-kv's local mode at its own sizes: options that choose otherwise contradict it.
+      for (const flag of ['quick', 'apps', 'modes', 'replot'] as const) {
+        if (values[flag] !== undefined && values[flag] !== false) throw new Error(`--find-load: runs pd3-kv in local mode at its own sizes; --${flag} does not go with it`);
+      }
+      parseLoadGrid(values['load-grid'] ?? DEFAULT_GRID);
+    }
     return values;
   } catch (e) {
     return usageError((e as Error).message);
@@ -99,6 +118,9 @@ interface E2eResults {
   spec: RunSpec;
   /** The core layout (core-layout.ts layoutRecord); absent in results from before it existed. */
   layout?: Record<string, unknown>;
+  /** The one client load of pd3-kv and the hash map in every mode (each result also records the
+   *  load its run reported); absent in results from before it was recorded. */
+  client?: { tool: 'pd3-loadgen'; apps: AppName[]; connections: number; pipeline: number };
   results: ModeResult[];
   cacheSweep: Array<{ percent: number; mode: Mode; r: ModeResult }>;
   zoneSweep: Array<{ bytes: number; r: ModeResult }>;
@@ -196,9 +218,41 @@ try {
   usageError((e as Error).message);
 }
 
+if (opts['find-load']) {
+  await findLoad();
+  process.exit(0);
+}
+
+/** --find-load: pd3-kv local over the grid; prints the table and writes load-knee.json. */
+async function findLoad(): Promise<void> {
+  const { connections, pipelines } = parseLoadGrid(opts['load-grid'] ?? DEFAULT_GRID);
+  const grid = loadGrid(connections, pipelines);
+  const spec = { records: 20000, warmupMs: 300, durationMs: 1000, passes: 2 };
+  console.log(`e2e --find-load: pd3-kv local, YCSB-B uniform, ${spec.records} records, ${grid.length} loads × ` +
+    `(${spec.warmupMs / 1000} s warm-up + ${spec.durationMs / 1000} s) × ${spec.passes} passes (best kept), pd3-loadgen`);
+  const rows = await measureLoads(grid, spec, (r, pass) =>
+    console.log(`[${elapsed()}] pass ${pass} ${r.connections} × ${r.pipeline}`.padEnd(30) + ` ${r.kops.toFixed(1)} kops/s, p99 ${r.p99Us.toFixed(0)} µs`));
+  const knee = findKnee(rows, 0.1);
+  console.log(`\n${kneeTable(rows, knee)}\n`);
+  const load = (l: ClientLoad): string => `${l.connections}x${l.pipeline}`;
+  if (load(knee.knee) !== load(CLIENT_LOAD)) {
+    console.log(`note: the e2e runs use ${load(CLIENT_LOAD)} (CLIENT_LOAD in examples/harness/e2e-apps.ts); this machine's knee is ${load(knee.knee)}`);
+  }
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, 'load-knee.json');
+  writeFileSync(file, JSON.stringify({ app: 'pd3-kv', mode: 'local', workload: 'B', distribution: 'uniform', ...spec,
+    layout: layoutRecord(layout), tolerance: knee.tolerance, clientLoadInUse: CLIENT_LOAD, peak: knee.peak, knee: knee.knee, rows }, null, 2));
+  console.log(`written: ${shown(file)} (${elapsed()})`);
+  console.log(JSON.stringify({ layout: layout.name, knee_connections: knee.knee.connections, knee_pipeline: knee.knee.pipeline,
+    knee_outstanding: knee.knee.outstanding, knee_kops: Number(knee.knee.kops.toFixed(1)), peak_connections: knee.peak.connections,
+    peak_pipeline: knee.peak.pipeline, peak_kops: Number(knee.peak.kops.toFixed(1)), tolerance: knee.tolerance,
+    client_load_in_use: load(CLIENT_LOAD) }));
+}
+
 const results: ModeResult[] = [];
+const clientLine = `pd3-loadgen ${CLIENT_LOAD.connections} connections × ${CLIENT_LOAD.pipeline} outstanding (pd3-kv, hashmap)`;
 console.log(`e2e: ${apps.join(', ')} × ${modes.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +
-  `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}`);
+  `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}, client ${clientLine}`);
 for (const app of apps) for (const mode of modes) results.push(await run(app, mode, base));
 
 // Sweeps on pd3-kv (Fig. 21: local cache size; Fig. 23: Loading Zone size).
@@ -230,9 +284,10 @@ for (const r of results) {
 }
 const table = tableLines.join('\n');
 console.log(`\n${table}\n`);
-const all: E2eResults = { spec: base, layout: layoutRecord(layout), results, cacheSweep, zoneSweep };
+const all: E2eResults = { spec: base, layout: layoutRecord(layout),
+  client: { tool: 'pd3-loadgen', apps: ['pd3-kv', 'hashmap'], ...CLIENT_LOAD }, results, cacheSweep, zoneSweep };
 writeFileSync(join(outDir, 'results.json'), JSON.stringify(all, null, 2));
-writeFileSync(join(outDir, 'table.md'), `${table}\n`);
+writeFileSync(join(outDir, 'table.md'), `${table}\n\nclient: ${clientLine}\n`);
 const svgs = await drawCharts(outDir, all);
 console.log(`charts: ${svgs.map(shown).join(', ')} (each with .vl.json and .data.json beside it); ` +
   `table and raw results in ${shown(outDir)}/ (${elapsed()})`);

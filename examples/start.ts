@@ -8,7 +8,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bars, writeChart } from './harness/charts.js';
-import { KV_CLIENT, runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
+import { CLIENT_LOAD, runKv, type Mode, type ModeResult, type RunSpec } from './harness/e2e-apps.js';
 import { applyLayoutOptions, checkLayoutOptions, describeLayout, LAYOUT_OPTIONS, LAYOUT_USAGE } from './harness/core-layout.js';
 import { stopAllDaemons } from './harness/processes.js';
 
@@ -116,7 +116,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
 async function main(): Promise<void> {
   console.log('PD3 demo: pd3-kv (a RESP key-value store) on disaggregated memory, on loopback\n');
   console.log(`${spec.records.toLocaleString('en')} records of 100 B, local cache ${spec.cachePercent}% of the data, ` +
-    `YCSB-B (95% GET, 5% SET, uniform keys) from pd3-loadgen, ${KV_CLIENT.connections} connections × ${KV_CLIENT.pipeline} outstanding requests\n`);
+    `YCSB-B (95% GET, 5% SET, uniform keys) from pd3-loadgen, ${CLIENT_LOAD.connections} connections × ${CLIENT_LOAD.pipeline} outstanding requests\n`);
   for (const m of MODES) console.log(`  ${m.mode.padEnd(6)} ${m.what}`);
   // The same layout for every mode (core-layout.ts).
   console.log('');
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   }
   const chart = await writeChart(outDir, 'throughput', bars({
     title: `pd3-kv throughput, YCSB-B uniform, ${spec.cachePercent}% local cache`,
-    subtitle: `${spec.records.toLocaleString('en')} records of 100 B, pd3-loadgen ${KV_CLIENT.connections} connections × ${KV_CLIENT.pipeline} outstanding, ` +
+    subtitle: `${spec.records.toLocaleString('en')} records of 100 B, pd3-loadgen ${CLIENT_LOAD.connections} connections × ${CLIENT_LOAD.pipeline} outstanding, ` +
       `${spec.durationMs / 1000} s per mode, mirror ${spec.mirror === 'tee' ? 'tee proxy' : 'AF_PACKET'}, ${layoutLine.split(':')[0]}`,
     rows: results.map((r) => ({ mode: r.mode, kops: r.kops })),
     x: { field: 'mode', title: 'mode' },

@@ -1,6 +1,7 @@
 // e2e-apps.ts — how the end-to-end benchmark runs each example data system in each mode: start a
 // fresh memory server, the app (and for the pd3 modes an agent with the app's parser), load the
-// data through the app, drive it with the app's own client, and read its miss counters.
+// data, drive it with a client (pd3-loadgen for pd3-kv and the hash map, the page server's own gRPC
+// client), and read the app's miss counters.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -12,14 +13,13 @@ import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.
 import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
 import { spawnOnSide } from './core-layout.js';
 import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
-import { runLoadgen } from './loadgen.js';
+import { runLoadgen, type LoadgenResult } from './loadgen.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const root = join(dist, '..');
 const KV_CLI = join(dist, 'examples', 'pd3-kv', 'cli.js');
 const PAGE_CLI = join(dist, 'examples', 'page-server', 'cli.js');
 const HASHMAP = join(root, 'build', 'pd3_hashmap');
-const HASHMAP_CLIENT = join(root, 'build', 'pd3_hashmap_client');
 
 export const MODES = ['local', 'sync', 'async', 'leap', 'pd3-noprefetch', 'pd3'] as const;
 export type Mode = (typeof MODES)[number];
@@ -44,12 +44,17 @@ export interface ModeResult {
   /** Mean µs of one out-of-core read as the app saw it, issue to answer (null: the app does not
    *  time its reads, or made none). Through the agent in the pd3 modes, direct otherwise. */
   remoteReadUs?: number | null;
+  /** The client load the run used: pd3-loadgen's connections × requests outstanding on each, as
+   *  its result line reports them (null: the page server, driven by its own client's 16 callers). */
+  connections: number | null;
+  pipeline: number | null;
   errors: number;
 }
 
-/** The client load of pd3-kv in every mode: pd3-loadgen, connections × requests outstanding on each
- *  (docs/benchmarks.md "e2e" says how it was chosen). */
-export const KV_CLIENT = { connections: 4, pipeline: 8 } as const;
+/** The client load of pd3-kv and the hash map in every mode: pd3-loadgen, connections × requests
+ *  outstanding on each. One load for all, not tuned per mode: the smallest that brings pd3-kv's
+ *  local mode within 10% of its peak (`npm run bench -- e2e --find-load`; docs/benchmarks.md "e2e"). */
+export const CLIENT_LOAD = { connections: 2, pipeline: 32 } as const;
 
 /** Sizes and timing of one run. */
 export interface RunSpec {
@@ -80,6 +85,11 @@ function cpuFigures(w: CpuWindow, kops: number): Pick<ModeResult, 'hostCores' | 
   const ops = kops * 1000 * w.seconds;
   return { hostCores: w.host / w.seconds, hostCpuUsPerOp: usPerOp(w.host, ops), dpuCpuUsPerOp: usPerOp(w.dpu, ops),
     memserverCpuUsPerOp: usPerOp(w.memserver, ops) };
+}
+
+/** The load a pd3-loadgen run reports it ran with (what results.json records, not what was asked). */
+function clientOf(run: LoadgenResult): Pick<ModeResult, 'connections' | 'pipeline'> {
+  return { connections: run.connections, pipeline: run.pipeline };
 }
 
 /** Starts an agent once the segment exists (apps create it as they start). */
@@ -162,8 +172,8 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
       const m = /loading: (\d+) of (\d+) records/.exec(line);
       if (m) onProgress?.('load', Number(m[1]) / Number(m[2]));
     };
-    await runLoadgen({ port, load: true, operations: 0, records: spec.records, valueSize, connections: KV_CLIENT.connections,
-      pipeline: KV_CLIENT.pipeline, onStderr: loadProgress });
+    await runLoadgen({ port, load: true, operations: 0, records: spec.records, valueSize, connections: CLIENT_LOAD.connections,
+      pipeline: CLIENT_LOAD.pipeline, onStderr: loadProgress });
     onStep('run');
     let ticker: NodeJS.Timeout | null = null;
     if (onProgress) {
@@ -173,24 +183,24 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const before = await kvInfo(kvPort);
     const window = measureWindow(procs, spec.warmupMs, spec.durationMs);
     const run = await runLoadgen({ port, workload: 'B', distribution: 'uniform', records: spec.records, valueSize,
-      connections: KV_CLIENT.connections, pipeline: KV_CLIENT.pipeline, warmupS: spec.warmupMs / 1000,
+      connections: CLIENT_LOAD.connections, pipeline: CLIENT_LOAD.pipeline, warmupS: spec.warmupMs / 1000,
       durationS: spec.durationMs / 1000, seed: 7 }).finally(() => {
       if (ticker) clearInterval(ticker);
     });
-    const r = { kops: run.kops, p50Us: run.p50Us, p99Us: run.p99Us, errors: run.errors };
-    const cpu = cpuFigures(await window, r.kops);
+    const cpu = cpuFigures(await window, run.kops);
     const after = await kvInfo(kvPort);
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
     // A read the Loading Zone overtook served nothing: that miss counts once, as a zone hit.
     const misses = d('zone_hits') + d('leap_hits') + d('remote_reads') - d('remote_reads_overtaken');
-    return { app: 'pd3-kv', mode, kops: r.kops, p50Us: r.p50Us, p99Us: r.p99Us, hitRate: rate(d('zone_hits'), misses),
-      ...cpu, remoteReadUs: d('remote_reads') > 0 ? d('remote_read_us') / d('remote_reads') : null, errors: r.errors };
+    return { app: 'pd3-kv', mode, kops: run.kops, p50Us: run.p50Us, p99Us: run.p99Us, hitRate: rate(d('zone_hits'), misses),
+      ...cpu, remoteReadUs: d('remote_reads') > 0 ? d('remote_read_us') / d('remote_reads') : null, ...clientOf(run),
+      errors: run.errors };
   } finally {
     await stack.close();
   }
 }
 
-// ---- hash map: binary protocol, native client ---------------------------------------------------
+// ---- hash map: binary protocol, pd3-loadgen -----------------------------------------------------
 
 /** Spawns the hash map; resolves when its stdout ready line arrives; `onListening` runs first. */
 function startHashmap(args: string[], token: string, onListening: () => Promise<void>): Promise<{ child: ChildProcess; port: number; stats(): Promise<Record<string, number>> }> {
@@ -220,21 +230,6 @@ function startHashmap(args: string[], token: string, onListening: () => Promise<
   });
 }
 
-function runHashmapClient(args: string[]): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const child = spawnOnSide('other', HASHMAP_CLIENT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      const last = out.trim().split('\n').pop() ?? '';
-      if (code !== 0 || last === '') reject(new Error(`pd3_hashmap_client exited with ${code}: ${err.slice(-500)}`));
-      else resolve(JSON.parse(last) as Record<string, number>);
-    });
-  });
-}
-
 export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: string) => void): Promise<ModeResult> {
   const token = randomBytes(16).toString('hex');
   const stack = new Stack();
@@ -261,17 +256,18 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
     });
     onStep('run');
     const before = await hm.stats();
-    // The client measures its whole run (its own warm-up is not separated): so does the window.
-    const window = measureWindow({ host: hm.child.pid!, dpu: agentPid, memserver: ms.child.pid! }, 0, spec.warmupMs + spec.durationMs);
-    const secs = (spec.warmupMs + spec.durationMs) / 1000;
-    const r = await runHashmapClient(['--connect', `127.0.0.1:${clientPort}`, '--records', String(spec.records),
-      '--workload', 'B', '--distribution', 'uniform', '--seconds', secs.toFixed(1), '--connections', '4', '--depth', '8']);
-    const kops = (r.entries_per_sec ?? 0) / 1000;
-    const cpu = cpuFigures(await window, kops);
+    const window = measureWindow({ host: hm.child.pid!, dpu: agentPid, memserver: ms.child.pid! }, spec.warmupMs, spec.durationMs);
+    // No --load: the hash map wrote keys 0..records-1 itself at start, with protocol.hpp's
+    // load_value(key), which is the starting point pd3-loadgen's --verify assumes for the binary
+    // protocol without --load (bench/loadgen/value_format.hpp), so every value read is checked.
+    const run = await runLoadgen({ port: clientPort, protocol: 'binary', workload: 'B', distribution: 'uniform',
+      records: spec.records, connections: CLIENT_LOAD.connections, pipeline: CLIENT_LOAD.pipeline, verify: true,
+      warmupS: spec.warmupMs / 1000, durationS: spec.durationMs / 1000, seed: 7 });
+    const cpu = cpuFigures(await window, run.kops);
     const after = await hm.stats();
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
-    return { app: 'hashmap', mode, kops, p50Us: r.p50_us ?? 0, p99Us: r.p99_us ?? 0,
-      hitRate: rate(d('zone_hits'), d('misses')), ...cpu, errors: (r.errors ?? 0) + (r.mismatches ?? 0) };
+    return { app: 'hashmap', mode, kops: run.kops, p50Us: run.p50Us, p99Us: run.p99Us,
+      hitRate: rate(d('zone_hits'), d('misses')), ...cpu, ...clientOf(run), errors: run.errors };
   } finally {
     await stack.close();
   }
@@ -317,7 +313,7 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     const d = (k: string): number => field(after, k) - field(before, k);
     const misses = d('zone_hits') + d('remote_reads') + d('coalesced_misses');
     return { app: 'page-server', mode, kops: r.throughput / 1000, p50Us: r.p50Us, p99Us: r.p99Us,
-      hitRate: rate(d('zone_hits'), misses), ...cpu, errors: r.errors };
+      hitRate: rate(d('zone_hits'), misses), ...cpu, connections: null, pipeline: null, errors: r.errors };
   } finally {
     await stack.close();
   }
