@@ -299,6 +299,9 @@ describe('pd3-kv CLI', () => {
       [['--mode', 'pd3', '--segment', 'x', '--memservers', '127.0.0.1:7400'], /through the agent/],
       [['--mode', 'sync', '--memservers', '127.0.0.1:7400'], /no auth token/],
       [['--listen', 'nope'], /--listen: expected HOST:PORT/],
+      [['--mode', 'sync', '--memservers', '127.0.0.1:7400', '--token', 't', '--zone-wait-us', '50'], /--zone-wait-us: only pd3 mode/],
+      [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '2000000'], /--zone-wait-us: must be/],
+      [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '-1'], /--zone-wait-us/],
       [['stray'], /unexpected argument/],
     ];
     for (const [args, message] of cases) {
