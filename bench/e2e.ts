@@ -27,6 +27,7 @@ const USAGE = `usage: npm run bench -- e2e [options]
 ${LAYOUT_USAGE}
   --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
   --no-sweeps           skip the local cache and Loading Zone sweeps
+  --zone-wait-us N      pd3-kv in pd3 mode: how long a batch's zone misses wait for prefetches (default: pd3-kv's)
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
@@ -56,6 +57,7 @@ function parseOptions() {
         mirror: { type: 'string', default: 'afpacket' },
         'no-sweeps': { type: 'boolean', default: false },
         'agent-args': { type: 'string', default: '' },
+        'zone-wait-us': { type: 'string' },
         out: { type: 'string' },
         replot: { type: 'string' },
         'find-load': { type: 'boolean', default: false },
@@ -65,6 +67,8 @@ function parseOptions() {
     });
     if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
     checkLayoutOptions(values);
+    const wait = values['zone-wait-us'];
+    if (wait !== undefined && !/^\d{1,7}$/.test(wait)) throw new Error(`--zone-wait-us: a whole number of µs, got '${wait}'`);
     if (values['load-grid'] !== undefined && !values['find-load']) throw new Error('--load-grid: only with --find-load');
     if (values['find-load']) {
       // The knee is defined on pd3-kv's local mode at its own sizes: options that choose otherwise contradict it.
@@ -109,6 +113,7 @@ const base: RunSpec = {
   durationMs: quick ? 1500 : 5000,
   mirror: opts.mirror as 'afpacket' | 'tee',
   agentArgs,
+  ...(opts['zone-wait-us'] !== undefined ? { zoneWaitUs: Number(opts['zone-wait-us']) } : {}),
 };
 
 // ---- charts ---------------------------------------------------------------------------------------

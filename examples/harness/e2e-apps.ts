@@ -68,6 +68,8 @@ export interface RunSpec {
   mirror: 'afpacket' | 'tee';
   /** Extra pd3-agent flags. */
   agentArgs: string[];
+  /** pd3-kv in pd3 mode: --zone-wait-us (absent: its default). */
+  zoneWaitUs?: number;
 }
 
 async function freePort(): Promise<number> {
@@ -156,7 +158,8 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const dataBytes = spec.records * (8 + 16 + valueSize);
     const kv = await startDaemon(KV_CLI, ['--listen', '127.0.0.1:0', '--mode', mode, '--page-size', '4K',
       '--memory-budget', String(Math.max(16384, Math.floor((dataBytes * spec.cachePercent) / 100 / 4096) * 4096)),
-      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, { side: 'host' });
+      '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment),
+      ...(mode === 'pd3' && spec.zoneWaitUs !== undefined ? ['--zone-wait-us', String(spec.zoneWaitUs)] : [])], token, { side: 'host' });
     stack.push(() => kv.stop());
     const kvPort = Number(kv.ready.port);
     let port = kvPort;
