@@ -63,6 +63,9 @@ describe('e2e command line', () => {
     [['--find-load', '--load-grid', '0:8'], /--load-grid: connections must be integers in 1\.\.1024, got '0'/],
     [['--find-load', '--load-grid', '4:9999'], /--load-grid: pipelines must be integers in 1\.\.4096/],
     [['--find-load=yes'], /find-load/],
+    [['--modes', 'sync,fast'], /--modes: unknown mode 'fast'/],
+    [['--zone-wait-us', '1.5'], /--zone-wait-us: a whole number of µs, got '1\.5'/],
+    [['--zone-wait-us', '-3'], /zone-wait-us/],
   ])('%j exits 2 with the reason, runs and writes nothing', (args, why) => {
     out = mkdtempSync(join(tmpdir(), 'pd3-e2e-cli-'));
     const r = e2e([...args, '--out', join(out, 'results')]);
