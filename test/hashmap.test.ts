@@ -232,6 +232,7 @@ describe.runIf(have)('hash map example: every mode against the model', () => {
       console.log(`pd3 (${mirror}): ${s.zone_hits} of ${s.misses} local misses served from the Loading Zone`);
       expect(Number(s.misses)).toBeGreaterThan(1000);
       expect(Number(s.zone_hits) / Number(s.misses)).toBeGreaterThan(0.5);
+      expect(Number(s.zone_waited_hits)).toBeLessThanOrEqual(Number(s.zone_hits)); // a subset of them
       // Writes and deletes, then every key read back: a zone item never overrides a newer value.
       await verifyRandomMix(port);
       const { code } = await hm.stop();
@@ -392,6 +393,8 @@ describe.runIf(have)('hash map example: bad flags exit 2, failed starts exit 1',
     [['--mode', 'pd3'], '--segment is required'],
     [['--mode', 'pd3', '--segment', 'a/b'], '--segment: 1 to 200 characters'],
     [['--mode', 'pd3', '--segment', 'x', '--memservers', '127.0.0.1:1'], '--memservers: not used'],
+    [['--mode', 'pd3-noprefetch', '--segment', 'x', '--zone-wait-us', '10'], '--zone-wait-us applies to --mode pd3 only'],
+    [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '1000001'], '--zone-wait-us: must be'],
   ];
   for (const [args, message, env] of serverCases) {
     it(`pd3_hashmap ${args.join(' ') || '(no flags)'}`, async () => {

@@ -89,7 +89,8 @@ std::unique_ptr<MissPath> Server::miss_path_for(Worker& w) {
   switch (o_.mode) {
     case Mode::kSync:
     case Mode::kPd3NoPrefetch: return std::make_unique<ReadMissPath>(*w.channel(), table_->stripes(), stats);
-    case Mode::kPd3: return std::make_unique<ZoneMissPath>(*w.channel(), table_->stripes(), stats);
+    case Mode::kPd3:
+      return std::make_unique<ZoneMissPath>(*w.channel(), table_->stripes(), stats, o_.zone_wait_us);
     case Mode::kAsync:
       return std::make_unique<AsyncMissPath>(*io_, table_->control(), table_->cache(), table_->stripes(), stats);
     case Mode::kLeap: {

@@ -33,6 +33,8 @@ Usage: pd3_hashmap --mode MODE [flags]
   --agent-wait-ms N        pd3 modes: how long to wait for the agent's heartbeat (default 30000)
   --leap-history N         leap: miss deltas Leap keeps per worker (default 32)
   --leap-max-prefetch N    leap: largest prefetch window (default 8)
+  --zone-wait-us N         pd3: a Loading Zone miss waits this long for the agent's prefetch
+                           before it reads through the agent (default 100, 0-1000000)
   --log-level LEVEL        debug | info | warn | error (default info)
   --help                   this text
 
@@ -60,7 +62,7 @@ const std::set<std::string> kSwitches = {"--replace", "--help"};
 const std::set<std::string> kFlags = {
     "--mode",     "--listen",       "--records",       "--slots",        "--cache-records", "--cache-percent",
     "--threads",  "--segment",      "--memservers",    "--region-bytes", "--agent-wait-ms", "--leap-history",
-    "--leap-max-prefetch", "--log-level",
+    "--leap-max-prefetch", "--zone-wait-us", "--log-level",
 };
 
 uint64_t whole(const std::string& flag, const std::string& v, uint64_t lo, uint64_t hi) {
@@ -122,6 +124,10 @@ ServerOptions parse_server_options(int argc, char** argv) {
   if (has("--leap-history")) o.leap_history = uint32_t(whole("--leap-history", given["--leap-history"], 1, 4096));
   if (has("--leap-max-prefetch")) {
     o.leap_max_prefetch = uint32_t(whole("--leap-max-prefetch", given["--leap-max-prefetch"], 1, 4096));
+  }
+  if (has("--zone-wait-us")) {
+    if (o.mode != Mode::kPd3) usage_error("--zone-wait-us applies to --mode pd3 only");
+    o.zone_wait_us = uint32_t(whole("--zone-wait-us", given["--zone-wait-us"], 0, 1000000));
   }
   if ((has("--leap-history") || has("--leap-max-prefetch")) && o.mode != Mode::kLeap) {
     usage_error("--leap-history and --leap-max-prefetch apply to --mode leap only");

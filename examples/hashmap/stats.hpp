@@ -19,6 +19,7 @@ namespace pd3::hashmap {
   X(absent_local)               \
   X(misses)                     \
   X(zone_hits)                  \
+  X(zone_waited_hits)           \
   X(remote_lookups)             \
   X(batched_lookups)            \
   X(remote_errors)              \

@@ -65,8 +65,7 @@ export class CachedPageStore implements PageStore {
     if (this.prefetcher !== null) {
       for (const candidate of this.prefetcher.miss(id)) this.prefetch(candidate);
     }
-    this.stats.remoteReads++;
-    return this.fetch(id, CLEAN).then(
+    return this.fetch(id, CLEAN, true).then(
       (page) => Buffer.from(page),
       (e: unknown) => {
         this.stats.remoteReadFailures++;
@@ -89,9 +88,10 @@ export class CachedPageStore implements PageStore {
     this.writeBack.close();
   }
 
-  // Reads a page and caches it, unless a write came meanwhile.
-  private fetch(id: number, mode: InsertMode): Promise<Buffer> {
-    const entry: Fetch = { promise: this.missPath.fetch(id), superseded: false };
+  // Reads a page and caches it, unless a write came meanwhile. `demand`: a miss of a request, which
+  // waits for the page's zone item first where the mode does (pd3).
+  private fetch(id: number, mode: InsertMode, demand = false): Promise<Buffer> {
+    const entry: Fetch = { promise: demand ? this.demandRead(id) : this.missPath.fetch(id), superseded: false };
     this.fetching.set(id, entry);
     const settle = (): void => {
       if (this.fetching.get(id) === entry) this.fetching.delete(id);
@@ -104,6 +104,21 @@ export class CachedPageStore implements PageStore {
       settle,
     );
     return entry.promise;
+  }
+
+  // A demand miss: the mode's bounded wait for the zone item, then (without it) a remote read.
+  private demandRead(id: number): Promise<Buffer> {
+    const read = (): Promise<Buffer> => {
+      this.stats.remoteReads++;
+      return this.missPath.fetch(id);
+    };
+    const waited = this.missPath.awaitZone?.(id);
+    if (waited === undefined) return read();
+    return waited.then((page) => {
+      if (page === undefined) return read();
+      this.stats.zoneHits++;
+      return page;
+    });
   }
 
   // Leap's candidates: read into the cache unless already there or on the way.

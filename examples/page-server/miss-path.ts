@@ -8,4 +8,7 @@ export interface MissPath {
   immediate(id: number): Buffer | undefined;
   /** Reads the page from remote memory. */
   fetch(id: number): Promise<Buffer>;
+  /** Mode pd3: waits a bounded time for the page's Loading Zone item (the agent's prefetch is
+   *  usually in flight when the app misses); undefined if it did not come. Absent: no wait. */
+  awaitZone?(id: number): Promise<Buffer | undefined>;
 }

@@ -28,7 +28,7 @@ export function modeParts(o: ResolvedOptions, host: Pd3Host, remote: RemotePages
     case 'leap':
       return { missPath: new SyncMissPath(remote), flushObserver: null, prefetcher: new LeapPages(o.pages, o.leapWindow), blocking: true };
     case 'pd3': {
-      const zone = new ZoneMissPath(host, remote);
+      const zone = new ZoneMissPath(host, remote, o.zoneWaitUs);
       return { missPath: zone, flushObserver: zone, prefetcher: null, blocking: true };
     }
     case 'sync':

@@ -44,6 +44,8 @@ export interface PageServerOptions {
   zoneBytes?: number;
   /** pd3 modes without memservers: how long to wait for the agent before loading (default 30 s). */
   agentWaitMs?: number;
+  /** Mode pd3: µs a miss waits for its Loading Zone item before it is read (default 100). */
+  zoneWaitUs?: number;
   /** Where the server logs (default: nothing). */
   logger?: Logger;
 }
@@ -64,6 +66,7 @@ export interface ResolvedOptions {
   maxGetPages: number;
   zoneBytes: number;
   agentWaitMs: number;
+  zoneWaitUs: number;
   logger: Logger | null;
 }
 
@@ -102,6 +105,7 @@ export function resolveOptions(o: PageServerOptions): ResolvedOptions {
   if (usesAgent(o.mode) && o.segment === undefined) fail(`mode ${o.mode} needs segment (the agent attaches to it)`);
   if (o.segment !== undefined && !SEGMENT_NAME.test(o.segment)) fail(`segment must be 1-200 characters of [A-Za-z0-9._-], got ${JSON.stringify(o.segment)}`);
   if (memservers.length > 0 && o.mode !== 'local' && (o.token === undefined || o.token === '')) fail('memservers need the auth token');
+  if (o.zoneWaitUs !== undefined && o.mode !== 'pd3') fail(`zoneWaitUs applies to mode pd3 only, not ${o.mode}`);
   const zoneBytes = whole('zoneBytes', o.zoneBytes ?? 16 << 20, 1 << 16, 1 << 30, fail);
   if ((zoneBytes & (zoneBytes - 1)) !== 0) fail(`zoneBytes must be a power of two, got ${zoneBytes}`);
   return {
@@ -119,6 +123,7 @@ export function resolveOptions(o: PageServerOptions): ResolvedOptions {
     maxGetPages: whole('maxGetPages', o.maxGetPages ?? 256, 1, MAX_GET_PAGES, fail),
     zoneBytes,
     agentWaitMs: whole('agentWaitMs', o.agentWaitMs ?? 30_000, 0, 3_600_000, fail),
+    zoneWaitUs: whole('zoneWaitUs', o.zoneWaitUs ?? 100, 0, 1_000_000, fail),
     logger: o.logger ?? null,
   };
 }

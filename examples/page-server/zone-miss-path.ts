@@ -1,5 +1,6 @@
 // zone-miss-path.ts — mode pd3: on a miss, checkAndReturn(page key) first; the remote read through
 // the agent only when the agent's prefetch has not brought the page into the Loading Zone.
+import { performance } from 'node:perf_hooks';
 import type { Pd3Host } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
 import { PAGE_SIZE } from './page-content.js';
@@ -25,6 +26,8 @@ export class ZoneMissPath implements MissPath, FlushObserver {
   constructor(
     private readonly host: Pd3Host,
     private readonly remote: PageRemote,
+    /** How long a miss waits for its zone item before it is read (0: not at all). */
+    private readonly zoneWaitUs: number,
   ) {}
 
   immediate(id: number): Buffer | undefined {
@@ -32,6 +35,21 @@ export class ZoneMissPath implements MissPath, FlushObserver {
     const n = this.host.checkAndReturn(pageKey(id), this.dest);
     // 0 is a miss; anything but a whole page (an error status, a short item) is read remotely.
     return n === PAGE_SIZE ? Buffer.from(this.dest) : undefined;
+  }
+
+  awaitZone(id: number): Promise<Buffer | undefined> {
+    if (this.zoneWaitUs === 0 || this.aroundAgent.has(id)) return Promise.resolve(undefined);
+    const start = performance.now();
+    return new Promise((resolve) => {
+      // Polls on setImmediate: other calls keep being served between looks.
+      const look = (): void => {
+        const page = this.immediate(id);
+        if (page !== undefined) resolve(page);
+        else if ((performance.now() - start) * 1000 >= this.zoneWaitUs) resolve(undefined);
+        else setImmediate(look);
+      };
+      setImmediate(look);
+    });
   }
 
   fetch(id: number): Promise<Buffer> {
