@@ -60,28 +60,28 @@ export class ZoneMissPath implements MissPath {
         if (--open === 0) resolve();
         return true;
       };
+      let reading = false;
       const lookInZone = (): void => {
         for (let i = 0; i < misses.length; ++i) {
           if (done[i]) continue;
           const v = this.immediate(misses[i]!.key);
-          if (v !== undefined) finish(i, v);
+          if (v === undefined) continue;
+          finish(i, v);
+          // Counted when the zone wins, not when the read comes back: a reader of the counters
+          // after the batch's replies sees remote_reads and this together.
+          if (reading) this.stats.readsOvertaken++;
         }
       };
       const read = (i: number): void => {
         const m = misses[i]!;
         this.fetch(m.key, m.address, m.length).then(
-          (v) => {
-            if (!finish(i, v)) this.stats.readsOvertaken++;
-          },
-          (e: unknown) => {
-            if (!finish(i, e instanceof Error ? e : new Error(String(e)))) this.stats.readsOvertaken++;
-          },
+          (v) => finish(i, v),
+          (e: unknown) => finish(i, e instanceof Error ? e : new Error(String(e))),
         );
       };
       lookInZone();
       if (open === 0) return;
       const start = performance.now();
-      let reading = false;
       // Polls on setImmediate, as the host library's pump does: the app has nothing else to run
       // while its batch waits, and the answer is tens of µs away.
       const tick = (): void => {

@@ -168,6 +168,9 @@ void TcpReassembler::client_segment(const FlowKey& key, const TcpSegmentView& se
   Flow& f = flows_[idx];
   if (!f.open) {
     ++stats_.ignored_segments;  // a late retransmit or ACK of a flow that ended
+    // A flow that ended at its FIN delivered every byte before it: data arriving now is a copy
+    // (TCP resent it before the ACK reached the sender), so it counts as retransmitted.
+    if (f.fin_reached()) stats_.retransmitted_bytes += seg.wire_len;
     return;
   }
   f.last_seen = now_;

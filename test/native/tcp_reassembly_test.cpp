@@ -512,6 +512,13 @@ TEST(reassembly_cleans_up_on_fin_rst_and_idle) {
   CHECK_EQ(rec.nth(0).closes, 1);
   CHECK(rec.nth(0).why == FlowEnd::kFin);
   CHECK(rec.nth(0).bytes == stream);
+  // A copy of data that arrives after the FIN end (TCP resent it before its ACK got through) is a
+  // retransmit: client bytes less retransmitted bytes stay the bytes delivered.
+  const uint64_t resent = r->stats().retransmitted_bytes;
+  r->on_segment(data(43000, 0, stream, 0, 1000), 3 * kMs + 1);
+  CHECK_EQ(r->stats().retransmitted_bytes, resent + 1000);
+  CHECK_EQ(r->stats().client_bytes - r->stats().retransmitted_bytes, r->stats().delivered_bytes);
+  CHECK_EQ(rec.nth(0).closes, 1);
 
   // A client RST drops what was buffered.
   r->on_segment(seg(43001, 0, pd3::kTcpSyn), 4 * kMs);
