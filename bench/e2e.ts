@@ -27,7 +27,7 @@ const USAGE = `usage: npm run bench -- e2e [options]
 ${LAYOUT_USAGE}
   --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
   --no-sweeps           skip the local cache and Loading Zone sweeps
-  --zone-wait-us N      pd3-kv in pd3 mode: how long a batch's zone misses wait for prefetches (default: pd3-kv's)
+  --zone-wait-us N      every app in pd3 mode: how long a zone miss waits for its prefetch (default: each app's, 100)
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)

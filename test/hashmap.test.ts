@@ -221,7 +221,8 @@ describe.runIf(have)('hash map example: every mode against the model', () => {
 
   for (const mirror of ['tee', 'afpacket'] as const) {
     it(`pd3 (${mirror} mirror): most local misses are served by checkAndReturn, and nothing is stale`, async () => {
-      const { hm, port, agent } = await startHashMap('pd3', [], mirror);
+      // The packet mirror's run also waits for zone items (--zone-wait-us), so that path runs too.
+      const { hm, port, agent } = await startHashMap('pd3', mirror === 'afpacket' ? ['--zone-wait-us', '200'] : [], mirror);
       // A random read stream over the loaded keys (all flushed by the load): the agent sees each
       // request and prefetches what the host lacks while the request waits its turn.
       const reads = await client(port, ['--verify', '--mix', '100:0:0', '--key-range', String(RECORDS), '--requests',

@@ -68,7 +68,7 @@ export interface RunSpec {
   mirror: 'afpacket' | 'tee';
   /** Extra pd3-agent flags. */
   agentArgs: string[];
-  /** pd3-kv in pd3 mode: --zone-wait-us (absent: its default). */
+  /** Every app in pd3 mode: --zone-wait-us (absent: each app's default). */
   zoneWaitUs?: number;
 }
 
@@ -126,6 +126,11 @@ function remoteFlags(mode: Mode, memserverPort: number, segment: string): string
   return ['--memservers', `127.0.0.1:${memserverPort}`];
 }
 
+/** The app's --zone-wait-us, when the run sets one (pd3 mode only: the others refuse the flag). */
+function zoneWaitFlags(mode: Mode, spec: RunSpec): string[] {
+  return mode === 'pd3' && spec.zoneWaitUs !== undefined ? ['--zone-wait-us', String(spec.zoneWaitUs)] : [];
+}
+
 function rate(zoneHits: number, misses: number): number | null {
   return misses > 0 ? zoneHits / misses : null;
 }
@@ -159,7 +164,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const kv = await startDaemon(KV_CLI, ['--listen', '127.0.0.1:0', '--mode', mode, '--page-size', '4K',
       '--memory-budget', String(Math.max(16384, Math.floor((dataBytes * spec.cachePercent) / 100 / 4096) * 4096)),
       '--loading-zone', String(spec.zoneBytes), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment),
-      ...(mode === 'pd3' && spec.zoneWaitUs !== undefined ? ['--zone-wait-us', String(spec.zoneWaitUs)] : [])], token, { side: 'host' });
+      ...zoneWaitFlags(mode, spec)], token, { side: 'host' });
     stack.push(() => kv.stop());
     const kvPort = Number(kv.ready.port);
     let port = kvPort;
@@ -245,7 +250,7 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
     let agentPid: number | undefined;
     onStep('load');
     const hm = await startHashmap(['--mode', mode, '--listen', `127.0.0.1:${port}`, '--records', String(spec.records),
-      ...(mode === 'local' ? [] : ['--cache-percent', String(spec.cachePercent)]), '--threads', '2',
+      ...(mode === 'local' ? [] : ['--cache-percent', String(spec.cachePercent)]), '--threads', '2', ...zoneWaitFlags(mode, spec),
       ...remoteFlags(mode, ms.port, segment)], token, async () => {
       if (mode !== 'pd3' && mode !== 'pd3-noprefetch') return;
       const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'binary'] : [], port, spec);
@@ -289,7 +294,8 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
     const port = await freePort();
     onStep('load');
     const serverReady = startDaemon(PAGE_CLI, ['--mode', mode, '--listen', `127.0.0.1:${port}`, '--pages', String(pages),
-      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment)], token, { timeoutMs: 120000, side: 'host' });
+      '--cache-percent', String(spec.cachePercent), '--log-level', 'info', ...remoteFlags(mode, ms.port, segment),
+      ...zoneWaitFlags(mode, spec)], token, { timeoutMs: 120000, side: 'host' });
     let target = `127.0.0.1:${port}`;
     let agentPid: number | undefined;
     if (mode === 'pd3' || mode === 'pd3-noprefetch') {

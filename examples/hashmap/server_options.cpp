@@ -34,7 +34,7 @@ Usage: pd3_hashmap --mode MODE [flags]
   --leap-history N         leap: miss deltas Leap keeps per worker (default 32)
   --leap-max-prefetch N    leap: largest prefetch window (default 8)
   --zone-wait-us N         pd3: a Loading Zone miss waits this long for the agent's prefetch
-                           before it reads through the agent (default 100, 0-1000000)
+                           before it reads through the agent (default 0, 0-1000000)
   --log-level LEVEL        debug | info | warn | error (default info)
   --help                   this text
 

@@ -30,7 +30,7 @@ struct ServerOptions {
   LogLevel log_level = LogLevel::kInfo;
   uint32_t leap_history = 32;   // Leap: misses remembered per worker
   uint32_t leap_max_prefetch = 8;
-  uint32_t zone_wait_us = 100;  // pd3: how long a zone miss waits for the agent's prefetch first
+  uint32_t zone_wait_us = 0;    // pd3: how long a zone miss waits for the agent's prefetch first (0: no wait; README)
 
   bool direct() const { return mode == Mode::kSync || mode == Mode::kAsync || mode == Mode::kLeap; }
   bool through_agent() const { return mode == Mode::kPd3NoPrefetch || mode == Mode::kPd3; }
