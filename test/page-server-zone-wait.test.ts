@@ -4,38 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Pd3Host } from '../dist/host/index.js';
 import { PAGE_SIZE } from '../dist/examples/page-server/page-content.js';
+import { pageKey } from '../dist/examples/page-server/page-record.js';
 import type { PageRemote } from '../dist/examples/page-server/remote-pages.js';
 import { ZoneMissPath } from '../dist/examples/page-server/zone-miss-path.js';
-
-/** A Loading Zone of whole pages the test puts in; checkAndReturn takes one, as the real one does.
- *  agentAlive/stats stand for a host whose agent is down after having served the segment. */
-class FakeZone {
-  readonly items = new Map<string, Buffer>();
-  looks = 0;
-  checkAndReturn(key: Uint8Array, dest: Uint8Array): number {
-    this.looks++;
-    const k = Buffer.from(key).toString('hex');
-    const v = this.items.get(k);
-    if (v === undefined) return 0;
-    this.items.delete(k);
-    v.copy(dest);
-    return v.length;
-  }
-  agentAlive(): boolean {
-    return false;
-  }
-  stats(): { agent_attaches: number } {
-    return { agent_attaches: 1 };
-  }
-}
+import { FakeZone } from './fake-zone.js';
 
 const noRemote = {} as PageRemote;
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-async function keyOf(id: number): Promise<string> {
-  const { pageKey } = await import('../dist/examples/page-server/page-record.js');
-  return Buffer.from(pageKey(id)).toString('hex');
-}
 
 describe('page server, mode pd3: waiting for the zone item', () => {
   it('returns the item that lands during the wait', async () => {
@@ -44,7 +20,7 @@ describe('page server, mode pd3: waiting for the zone item', () => {
     const waited = path.awaitZone(7);
     await turn();
     await turn();
-    zone.items.set(await keyOf(7), Buffer.alloc(PAGE_SIZE, 7));
+    zone.put(pageKey(7), Buffer.alloc(PAGE_SIZE, 7));
     const page = await waited;
     expect(page?.length).toBe(PAGE_SIZE);
     expect(page?.[0]).toBe(7);
@@ -65,7 +41,7 @@ describe('page server, mode pd3: waiting for the zone item', () => {
     const zone = new FakeZone();
     const path = new ZoneMissPath(zone as unknown as Pd3Host, noRemote, 1_000_000);
     path.flushIssued(9); // the agent is down: the write goes direct and withdraws no zone item
-    zone.items.set(await keyOf(9), Buffer.alloc(PAGE_SIZE, 1));
+    zone.put(pageKey(9), Buffer.alloc(PAGE_SIZE, 1));
     expect(await path.awaitZone(9)).toBeUndefined();
     expect(zone.looks).toBe(0);
   });

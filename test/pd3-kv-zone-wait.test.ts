@@ -8,21 +8,9 @@ import { recordBytes, writeRecord } from '../dist/examples/pd3-kv/record.js';
 import type { RemotePages } from '../dist/examples/pd3-kv/remote-pages.js';
 import { KvStats } from '../dist/examples/pd3-kv/stats.js';
 import { ZoneMissPath } from '../dist/examples/pd3-kv/zone-miss-path.js';
+import { FakeZone } from './fake-zone.js';
 
 const PAGE = 4096;
-
-/** A Loading Zone whose items the test puts in; checkAndReturn takes one (as the real one does). */
-class FakeZone {
-  readonly items = new Map<string, Buffer>();
-  checkAndReturn(key: Uint8Array, dest: Uint8Array): number {
-    const k = Buffer.from(key).toString('latin1');
-    const v = this.items.get(k);
-    if (v === undefined) return 0;
-    this.items.delete(k);
-    v.copy(dest);
-    return v.length;
-  }
-}
 
 /** Remote memory whose reads stay pending until the test answers them. */
 class FakeRemote {
@@ -57,7 +45,7 @@ const value = (v: MissOutcome): string => (v instanceof Buffer ? v.toString() : 
 describe('pd3-kv zone misses of a batch (fetchAll)', () => {
   it('items already in the zone settle at once, and nothing is read', async () => {
     const t = setup(1_000_000);
-    for (const k of ['a', 'b', 'c']) t.zone.items.set(k, Buffer.from(`zone-${k}`));
+    for (const k of ['a', 'b', 'c']) t.zone.put(k, Buffer.from(`zone-${k}`));
     await t.run();
     expect(t.settled.map(([k, v]) => [k, value(v)])).toEqual([['a', 'zone-a'], ['b', 'zone-b'], ['c', 'zone-c']]);
     expect(t.remote.reads).toHaveLength(0);
@@ -68,10 +56,10 @@ describe('pd3-kv zone misses of a batch (fetchAll)', () => {
     const t = setup(1_000_000); // a second: the items come long before
     const done = t.run();
     await turn();
-    t.zone.items.set('b', Buffer.from('zone-b'));
+    t.zone.put('b', Buffer.from('zone-b'));
     await turn();
-    t.zone.items.set('a', Buffer.from('zone-a'));
-    t.zone.items.set('c', Buffer.from('zone-c'));
+    t.zone.put('a', Buffer.from('zone-a'));
+    t.zone.put('c', Buffer.from('zone-c'));
     await done;
     expect(t.settled.map(([k]) => k)).toEqual(['b', 'a', 'c']);
     expect(t.remote.reads).toHaveLength(0);
@@ -79,7 +67,7 @@ describe('pd3-kv zone misses of a batch (fetchAll)', () => {
 
   it('after the wait the rest is read; the zone and the read race, and each miss settles once', async () => {
     const t = setup(0);
-    t.zone.items.set('a', Buffer.from('zone-a'));
+    t.zone.put('a', Buffer.from('zone-a'));
     const done = t.run();
     // 'a' came from the zone; 'b' and 'c' are read at once (no wait).
     expect(t.remote.reads.map((r) => r.address)).toEqual([1000, 2000]);
@@ -87,7 +75,7 @@ describe('pd3-kv zone misses of a batch (fetchAll)', () => {
     t.remote.reads[0]!.resolve(record('b', 'remot'));
     await turn();
     // 'c': its item lands before its read answers; the late read is counted as overtaken.
-    t.zone.items.set('c', Buffer.from('zone-c'));
+    t.zone.put('c', Buffer.from('zone-c'));
     await done;
     t.remote.reads[1]!.resolve(record('c', 'remot'));
     await turn();
@@ -98,8 +86,8 @@ describe('pd3-kv zone misses of a batch (fetchAll)', () => {
 
   it('a read that fails settles its miss with the error (the command then replies with it)', async () => {
     const t = setup(0);
-    t.zone.items.set('a', Buffer.from('zone-a'));
-    t.zone.items.set('b', Buffer.from('zone-b'));
+    t.zone.put('a', Buffer.from('zone-a'));
+    t.zone.put('b', Buffer.from('zone-b'));
     const done = t.run();
     t.remote.reads[0]!.reject(new Error('server down'));
     await done;
@@ -111,8 +99,8 @@ describe('pd3-kv zone misses of a batch (fetchAll)', () => {
 
   it('a read of a record that holds another key settles with null (an index collision)', async () => {
     const t = setup(0);
-    t.zone.items.set('a', Buffer.from('zone-a'));
-    t.zone.items.set('c', Buffer.from('zone-c'));
+    t.zone.put('a', Buffer.from('zone-a'));
+    t.zone.put('c', Buffer.from('zone-c'));
     const done = t.run();
     t.remote.reads[0]!.resolve(record('x', 'other'));
     await done;
