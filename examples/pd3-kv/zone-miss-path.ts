@@ -91,8 +91,10 @@ export class ZoneMissPath implements MissPath {
         if (!reading && (performance.now() - start) * 1000 >= this.zoneWaitUs) {
           reading = true;
           for (let i = 0; i < misses.length; ++i) if (!done[i]) read(i);
-          this.kick();
         }
+        // While reads are out, take their answers on every turn: the batch waits for nothing else,
+        // and the host library's own pump falls back to a 1 ms timer after 300 µs without one.
+        if (reading) this.kick();
         setImmediate(tick);
       };
       if (this.zoneWaitUs === 0) tick();
