@@ -6,6 +6,10 @@
 #include "common/error.hpp"
 #include "pd3/status.h"
 
+// The sizes transport.h states for the prefetch records.
+static_assert(sizeof(pd3_prefetch_request) == 8, "transport.h: pd3_prefetch_request (8 B)");
+static_assert(sizeof(pd3_prefetch_response) == 16, "transport.h: pd3_prefetch_response (16 B)");
+
 namespace pd3 {
 
 int check_frame_header(const pd3_frame& f, uint32_t max_frame) {

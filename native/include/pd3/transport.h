@@ -11,7 +11,7 @@
  *
  * Records inside frames are packed back to back, without padding:
  *   request  READ / WRITE / CONTROL: pd3_request (12 B), then `size` bytes of data for a WRITE
- *   request  PREFETCH:               pd3_prefetch_request (4 B), then the key
+ *   request  PREFETCH:               pd3_prefetch_request (8 B), then the key
  *   response READ / WRITE / CONTROL: pd3_response (8 B), then pd3_response_data_len() bytes
  *   response PREFETCH:               pd3_prefetch_response (16 B), then the key, then `size` bytes
  * so a host request record taken from the request ring is already a transport record, and a
