@@ -232,3 +232,46 @@ export function endpointList(rules: EndpointRules, t: SettingText): Setting<Endp
     },
   };
 }
+
+/** One "http://HOST:PORT" or "https://HOST:PORT" base URL, checked; returned as given, less a
+ *  trailing "/". */
+function checkServiceUrl(s: string): string {
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    throw new Error(`"${s}" is not a URL (expected http://HOST:PORT)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`"${s}": the scheme must be http or https`);
+  if (url.username !== '' || url.password !== '') throw new Error(`"${s}": credentials do not belong in the URL`);
+  if (url.port === '') throw new Error(`"${s}" names no port`);
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
+    throw new Error(`"${s}": only a scheme, host and port, no path or query`);
+  }
+  return `${url.protocol}//${url.host}`;
+}
+
+/** One or more distinct service URLs (an etcd cluster's client URLs): comma-separated as a flag;
+ *  an array of strings (or one comma-separated string) in a config file. */
+export function urlList(t: SettingText): Setting<string[]> {
+  const parseAll = (items: string[]): string[] => {
+    if (items.length === 0 || (items.length === 1 && items[0]!.trim() === '')) throw new Error('must name at least one URL');
+    const urls = items.map((item) => checkServiceUrl(item.trim()));
+    const twice = urls.find((u, i) => urls.indexOf(u) !== i);
+    if (twice !== undefined) throw new Error(`names ${twice} twice`);
+    return urls;
+  };
+  return {
+    ...t,
+    arg: t.arg ?? 'URL[,URL...]',
+    fromText: (s) => parseAll(s.split(',')),
+    fromJson(value) {
+      if (typeof value === 'string') return parseAll(value.split(','));
+      if (!Array.isArray(value)) throw new Error(`must be an array of URL strings, got ${describeJson(value)}`);
+      return parseAll(value.map((v: unknown, i) => {
+        if (typeof v !== 'string') throw new Error(`item ${i} must be a URL string, got ${describeJson(v)}`);
+        return v;
+      }));
+    },
+  };
+}

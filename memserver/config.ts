@@ -5,8 +5,10 @@ import { optionsFromObject, parseCommand, withoutUndefined, type Command, type S
 import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
+import { poolOptions, POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
 import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from '../cli/settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
+import { UsageError } from '../cli/usage-error.js';
 
 /** Every setting of pd3-memserver, by config key. */
 export const MEMSERVER_SETTINGS = {
@@ -88,6 +90,15 @@ export const MEMSERVER_SETTINGS = {
     help: 'lowest level of log lines written to stderr',
     fallback: 'info',
   }),
+  ...POOL_SETTINGS,
+  advertise: endpoint(
+    { anyPort: false, ipv4Only: false },
+    {
+      flag: 'advertise',
+      help: 'with --etcd: the address clients dial, published in the pool (needed when --listen is 0.0.0.0)',
+      fallback: 'the --listen address',
+    },
+  ),
 };
 
 /** pd3-memserver's settings shaped like its config file (sizes as bytes or strings like "4G"). */
@@ -106,6 +117,10 @@ export interface MemServerSettings {
   recordParser?: string;
   metrics?: string;
   logLevel?: LogLevel;
+  etcd?: string | string[];
+  etcdPrefix?: string;
+  leaseTtl?: number;
+  advertise?: string;
 }
 
 /** Checked settings of a memory server: what MemServer.start runs. */
@@ -131,12 +146,21 @@ export interface MemServerOptions {
   /** null: no metrics endpoint. */
   metrics: Endpoint | null;
   logLevel: LogLevel;
+  /** Absent: not in an etcd-run pool. */
+  pool?: MemServerPoolOptions;
+}
+
+/** How a memory server joins an etcd-run pool. */
+export interface MemServerPoolOptions extends PoolOptions {
+  /** The address published for clients; absent: the listen address (with the real port). */
+  advertise?: Endpoint;
 }
 
 function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessEnv): MemServerOptions {
   const v = l.merged;
+  const listen = v.listen ?? { host: '127.0.0.1', port: 7400 };
   return withoutUndefined({
-    listen: v.listen ?? { host: '127.0.0.1', port: 7400 },
+    listen,
     serverId: v.serverId ?? 0,
     token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
     capacity: v.capacity,
@@ -149,7 +173,26 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
     recordParser: v.recordParser,
     metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,
     logLevel: v.logLevel ?? 'info',
+    pool: buildPool(v, listen),
   });
+}
+
+// The pool options, checked against the listen address. Throws UsageError.
+function buildPool(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged'], listen: Endpoint): MemServerPoolOptions | undefined {
+  let pool: PoolOptions | null;
+  try {
+    pool = poolOptions(v);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (pool === null) {
+    if (v.advertise !== undefined) throw new UsageError('--advertise needs --etcd');
+    return undefined;
+  }
+  if (v.advertise === undefined && listen.host === '0.0.0.0') {
+    throw new UsageError('--etcd with --listen 0.0.0.0: give --advertise HOST:PORT, the address clients should dial');
+  }
+  return v.advertise === undefined ? pool : { ...pool, advertise: v.advertise };
 }
 
 /** Parses pd3-memserver's command line (and the config file it names). Throws UsageError. */

@@ -8,6 +8,8 @@ import type { MetricFamily } from '../cli/metrics.js';
 import { NativeService } from '../cli/native-service.js';
 import { callNative } from '../common/errors.js';
 import { addon, type NativeMemServer, type NativeMemServerOptions } from './native.js';
+import { machineHarvestableBytes } from './meminfo.js';
+import { PoolMember, type MemberCapacity } from './pool-member.js';
 
 /** The record parser as configured, for logs and metrics. */
 function recordParserName(o: MemServerOptions): string {
@@ -54,6 +56,8 @@ export class MemServer extends NativeService<NativeMemServer> {
   readonly recordParser: string;
   /** How its index reads records: "builtin" (pd3/record.h), or the plug-in parser's name. */
   readonly recordFormat: string;
+  /** Its membership of an etcd-run pool, or null without --etcd. */
+  pool: PoolMember | null = null;
 
   private constructor(native: NativeMemServer, host: string, recordParser: string, logger: Logger) {
     super(native, logger, 'memory server');
@@ -78,6 +82,7 @@ export class MemServer extends NativeService<NativeMemServer> {
     const native = callNative(() => new addon.MemServerHandle(nativeOptions(options)));
     const server = new MemServer(native, options.listen.host, recordParserName(options), logger);
     await server.serveMetrics(options.metrics);
+    if (options.pool !== undefined) await server.joinPool(options);
     const metrics = server.metricsAddress;
     logger.info('ready', `memory server id ${options.serverId} serving on ${formatEndpoint(server.address)}`, {
       listen: formatEndpoint(server.address),
@@ -87,9 +92,16 @@ export class MemServer extends NativeService<NativeMemServer> {
       dataDir: options.dataDir ?? null,
       recordParser: server.recordParser,
       recordFormat: server.recordFormat,
+      pool: server.pool === null ? null : { key: server.pool.recordKey, state: server.pool.state },
     });
     server.startLogPump();
     return server;
+  }
+
+  /** Leaves the pool (its record goes at once), then stops serving. */
+  override async close(): Promise<void> {
+    await this.pool?.close();
+    await super.close();
   }
 
   /** Native counters and gauges, by name. */
@@ -100,5 +112,23 @@ export class MemServer extends NativeService<NativeMemServer> {
   /** Request frames by records per frame: counts for ≤1, ≤2, ≤4, … ≤4096, then more. */
   batchHistogram(): number[] {
     return this.handle().batchHistogram();
+  }
+
+  // Registers in the pool; etcd out of reach is logged and retried, never fatal (the data path
+  // does not need etcd).
+  private async joinPool(options: MemServerOptions): Promise<void> {
+    const pool = options.pool!;
+    const address = formatEndpoint(pool.advertise ?? this.address);
+    const capacity = (): MemberCapacity => {
+      const stats = this.handle().stats();
+      return {
+        capacityBytes: stats.capacity ?? 0,
+        freeBytes: stats.free_bytes ?? 0,
+        harvestableBytes: machineHarvestableBytes(options.headroom) ?? 0,
+      };
+    };
+    this.pool = await PoolMember.join({ ...pool, serverId: options.serverId, address }, capacity, this.logger);
+    const member = this.pool;
+    this.registry.add(() => member.families());
   }
 }

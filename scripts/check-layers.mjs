@@ -29,7 +29,7 @@ export const PACKAGE_RULES = {
   parsers: ['protobufjs'],
   cli: [],
   dpu: [],
-  memserver: [],
+  memserver: ['etcd3'],
   examples: ['*'],
   bench: ['*'],
 };
