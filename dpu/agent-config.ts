@@ -88,6 +88,16 @@ export const AGENT_SETTINGS = {
     help: 'longest idle sleep; with nothing in flight a host request wakes the agent at once (doorbell), while responses are due it waits at most this long',
     fallback: '1000',
   }),
+  placement: choice(['p2c', 'most-free', 'random'], {
+    flag: 'placement',
+    help: 'where a new region goes: p2c = the one of two servers drawn at random with more free bytes; most-free; random',
+    fallback: 'p2c',
+  }),
+  refractionMs: integer(0, 3_600_000, {
+    flag: 'refraction-ms',
+    help: 'a server that refused an allocation for lack of room gets no new regions this long, unless no other server can take one',
+    fallback: '1000',
+  }),
   hostView: onOff({ flag: 'host-view', help: 'keep a Host View of the keys the host caches', fallback: 'on' }),
   hostViewCapacity: integer(1, 2 ** 32, {
     flag: 'host-view-capacity',
@@ -190,6 +200,8 @@ export interface AgentSettings {
   idleSpinUs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
+  placement?: 'p2c' | 'most-free' | 'random';
+  refractionMs?: number;
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
@@ -227,6 +239,10 @@ export interface AgentOptions {
   idleSpinUs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
+  /** Absent: p2c. */
+  placement?: 'p2c' | 'most-free' | 'random';
+  /** Absent: 1000. */
+  refractionMs?: number;
   hostView: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;
@@ -310,6 +326,8 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     idleSpinUs: v.idleSpinUs,
     idleSleepUs: v.idleSleepUs,
     idleSleepMaxUs: v.idleSleepMaxUs,
+    placement: v.placement,
+    refractionMs: v.refractionMs,
     hostView: v.hostView ?? true,
     hostViewCapacity: v.hostViewCapacity,
     hostViewShards: v.hostViewShards,

@@ -92,6 +92,18 @@ export const AGENT_METRICS: readonly StatMetric[] = [
     help: 'Requests failed because their memory server was down or timed out.',
   },
   {
+    stat: 'allocations_refused',
+    name: `${PREFIX}_allocations_refused_total`,
+    type: 'counter',
+    help: 'ALLOCATE answers NOSPACE from a memory server (each retried where another may have room).',
+  },
+  {
+    stat: 'placement_refraction_skips',
+    name: `${PREFIX}_placement_refraction_skips_total`,
+    type: 'counter',
+    help: 'Allocations placed elsewhere because a server was in its refraction period after a NOSPACE.',
+  },
+  {
     stat: 'fenced',
     name: `${PREFIX}_fenced_total`,
     type: 'counter',

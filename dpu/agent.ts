@@ -29,6 +29,8 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.idleSpinUs !== undefined) out.idleSpinUs = o.idleSpinUs;
   if (o.idleSleepUs !== undefined) out.idleSleepUs = o.idleSleepUs;
   if (o.idleSleepMaxUs !== undefined) out.idleSleepMaxUs = o.idleSleepMaxUs;
+  if (o.placement !== undefined) out.placement = o.placement;
+  if (o.refractionMs !== undefined) out.refractionMs = o.refractionMs;
   if (o.hostViewCapacity !== undefined) out.hostViewCapacity = o.hostViewCapacity;
   if (o.hostViewShards !== undefined) out.hostViewShards = o.hostViewShards;
   if (o.hostViewSpinUs !== undefined) out.hostViewSpinUs = o.hostViewSpinUs;

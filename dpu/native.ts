@@ -69,6 +69,10 @@ export interface NativeEngineOptions {
   idleSpinUs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
+  /** Where ALLOCATE goes: "p2c" (default), "most-free" or "random" (native/dpu/placement.hpp). */
+  placement?: 'p2c' | 'most-free' | 'random';
+  /** How long a server that answered NOSPACE is skipped (default 1000). */
+  refractionMs?: number;
   hostView?: boolean;
   hostViewCapacity?: number;
   hostViewShards?: number;

@@ -399,6 +399,10 @@ describe('pd3-agent settings', () => {
         '0',
         '--idle-sleep-us',
         '100',
+        '--placement',
+        'random',
+        '--refraction-ms',
+        '250',
         '--host-view',
         'off',
         '--host-view-capacity',
@@ -431,6 +435,8 @@ describe('pd3-agent settings', () => {
       reconnectMs: 10,
       idleSpinUs: 0,
       idleSleepUs: 100,
+      placement: 'random',
+      refractionMs: 250,
       hostView: false,
       hostViewCapacity: 1000,
       hostViewShards: 2,
@@ -438,6 +444,12 @@ describe('pd3-agent settings', () => {
       metrics: { host: '0.0.0.0', port: 9100 },
       logLevel: 'warn',
     });
+  });
+
+  it('refuses a placement policy it does not know and a negative refraction, naming the flag', () => {
+    expect(refusal(() => parseAgentCommand([...base, '--placement', 'best-fit'], {}))).toMatch(/^--placement: /);
+    expect(refusal(() => parseAgentCommand([...base, '--refraction-ms', '-1'], {}))).toMatch(/^--refraction-ms: /);
+    expect(refusal(() => agentOptions({ segment: 's', servers: 'h:1', token: 't', placement: 'P2C' as 'p2c' }, {}))).toMatch(/placement/);
   });
 
   it('reads servers from a config file as an array or a comma list; flags override', () => {

@@ -98,7 +98,9 @@ void for_each_key(const uint8_t* data, uint64_t len, Fn&& fn) {
 class Engine final : public TransferEngine, private PrefetchPort {
  public:
   explicit Engine(const EngineOptions& options)
-      : options_(options), via_host_(!options.prefetch.parser.empty() && options.prefetch.issuer == "host") {}
+      : options_(options),
+        via_host_(!options.prefetch.parser.empty() && options.prefetch.issuer == "host"),
+        placement_(options.placement, uint64_t(options.refraction_ms) * 1'000'000, now_ns()) {}
   ~Engine() override { stop(); }
 
   int init();
@@ -126,7 +128,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   // Routing (paper §6.1: requests to the server named by their region's top bits).
   void route(const RequestView& v, uint64_t now);
   int link_for_region(uint16_t region, int* status) const;
-  int pick_allocate_link(uint32_t size, uint32_t tried, bool retry) const;
+  int pick_allocate_link(uint32_t size, uint32_t tried, bool retry);
   void send_allocate(int link, const LinkRecord& meta, uint64_t now);
   void forward(int link, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now);
 
@@ -176,6 +178,8 @@ class Engine final : public TransferEngine, private PrefetchPort {
   std::vector<std::string> logged_;      // per link: the connect failure last logged
   HostReplies replies_;
   std::map<uint16_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
+  Placement placement_;                  // where ALLOCATE goes
+  std::vector<PlacementCandidate> candidates_;  // scratch for placement_.pick
   std::vector<uint64_t> erase_hashes_;   // this pass's written keys (Table 2: Del after ①)
   std::vector<uint64_t> insert_hashes_;  // this pass's read keys (Table 2: Add before ④)
   std::vector<uint8_t> verdicts_;
@@ -564,15 +568,14 @@ int Engine::link_for_region(uint16_t region, int* status) const {
   return -1;
 }
 
-int Engine::pick_allocate_link(uint32_t size, uint32_t tried, bool retry) const {
-  int best = -1;
-  for (size_t li = 0; li < links_.size(); ++li) {
-    const ServerLink& link = *links_[li];
-    if (!link.up() || (tried >> li & 1u)) continue;
-    if (retry && link.free_bytes() < size) continue;  // a retry only goes where it may fit
-    if (best < 0 || link.free_bytes() > links_[best]->free_bytes()) best = int(li);
-  }
-  return best;
+int Engine::pick_allocate_link(uint32_t size, uint32_t tried, bool retry) {
+  candidates_.resize(links_.size());
+  for (size_t li = 0; li < links_.size(); ++li) candidates_[li] = {links_[li]->up(), links_[li]->free_bytes()};
+  const uint64_t skips = placement_.refraction_skips();
+  // A retry only goes where it may fit; a first try goes anywhere up (the estimate may be stale).
+  const int li = placement_.pick(candidates_, tried, retry ? size : 0, now_ns());
+  if (placement_.refraction_skips() != skips) bump(counters_.placement_refraction_skips);
+  return li;
 }
 
 void Engine::send_allocate(int li, const LinkRecord& meta, uint64_t now) {
@@ -683,7 +686,10 @@ bool Engine::after_allocate(int li, const LinkRecord& req, int status, const Tra
     refresh_server(li);
     return false;
   }
-  // This server cannot hold that much: remember it, and try the next one that may have room.
+  // This server cannot hold that much: remember it, rest it for the refraction period, and try
+  // the next one that may have room.
+  bump(counters_.allocations_refused);
+  placement_.refused(size_t(li), now);
   free = std::min<uint64_t>(free, req.hdr.size > 0 ? req.hdr.size - 1 : 0);
   refresh_server(li);
   LinkRecord retry = req;

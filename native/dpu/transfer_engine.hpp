@@ -11,6 +11,7 @@
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/host_view.hpp"
+#include "dpu/placement.hpp"
 #include "dpu/prefetch_path.hpp"
 
 namespace pd3 {
@@ -31,6 +32,8 @@ struct EngineOptions {
   uint32_t idle_spin_us = 50;          // busy-poll this long after the last work before sleeping
   uint32_t idle_sleep_us = 20;         // then sleep this long between ring checks, doubling while
   uint32_t idle_sleep_max_us = 1000;   //   nothing arrives, up to this (≤ 1000: the heartbeat)
+  PlacementPolicy placement = PlacementPolicy::kPowerOfTwo;  // where ALLOCATE goes (placement.hpp)
+  uint32_t refraction_ms = 1000;       // a server that answered NOSPACE is skipped this long
   bool host_view = true;               // keep a Host View (Table 2) on this engine
   HostViewOptions host_view_options;   // used when host_view is true (capacity 0: 1M keys)
   PrefetchSetup prefetch;              // DPU-direct prefetching; off while prefetch.parser is empty
@@ -86,6 +89,9 @@ struct EngineStats {
   // for them, hints it never returned in time, and PREFETCH requests from the host refused (not
   // an outstanding hint, or a bad key).
   uint64_t prefetch_hints = 0, prefetch_hints_returned = 0, prefetch_hints_expired = 0, prefetch_hints_refused = 0;
+  // Placement: ALLOCATE answers NOSPACE (each retried elsewhere when a server may have room), and
+  // picks that passed over a server in its refraction period.
+  uint64_t allocations_refused = 0, placement_refraction_skips = 0;
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
@@ -99,7 +105,7 @@ struct EngineStats {
   X(mirror_kernel_drops) X(mirror_polls) X(mirror_wakeups) X(mirror_spins) X(mirror_spin_hits)            \
   X(mirror_cpu_ns) X(prefetch_resets)                                                                     \
   X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
-  X(zone_consumed) X(zone_reclaimed_unconsumed)                                                            \
+  X(zone_consumed) X(zone_reclaimed_unconsumed) X(allocations_refused) X(placement_refraction_skips)        \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)
 // Fields stats() derives when asked (the lead-time and capture-lag quantiles scan a histogram:
 // never on the engine thread's loop).

@@ -262,7 +262,9 @@ TEST(engine_two_servers_route_and_spread) {
   auto big = fake(2, 4u << 20);
   REQUIRE(small && big);
   std::unique_ptr<pd3::TransferEngine> engine;
-  REQUIRE(pd3::TransferEngine::start(test_options(host.name, {small.get(), big.get()}), &engine) == PD3_OK);
+  pd3::EngineOptions options = test_options(host.name, {small.get(), big.get()});
+  options.placement = pd3::PlacementPolicy::kMostFree;  // deterministic; p2c has tests of its own
+  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
   // start() returns after every server was tried once, with the gauges refreshed then.
   REQUIRE(engine->stats().servers_up == 2);
 
@@ -314,15 +316,45 @@ TEST(engine_allocate_retries_on_nospace) {
   auto honest = fake(2, 2u << 20);
   REQUIRE(boaster && honest);
   std::unique_ptr<pd3::TransferEngine> engine;
-  REQUIRE(pd3::TransferEngine::start(test_options(host.name, {boaster.get(), honest.get()}), &engine) == PD3_OK);
+  pd3::EngineOptions options = test_options(host.name, {boaster.get(), honest.get()});
+  options.placement = pd3::PlacementPolicy::kMostFree;
+  options.refraction_ms = 300;
+  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
   uint16_t r = 0;
   CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
   CHECK_EQ(pd3_region_server(r), 2u);  // refused by the boaster, retried on the honest one
   CHECK_EQ(boaster->records.load(), 1u);
   CHECK(engine->servers()[0].free_bytes < (1536u << 10));  // the estimate learned from the refusal
-  // Small ones still go to the boaster (its estimate is still the larger).
+  CHECK_EQ(engine->stats().allocations_refused, 1u);
+  // The boaster's estimate is still the larger, but it rests for the refraction period: a small
+  // allocation goes to the honest one, and the skip is counted.
+  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+  CHECK_EQ(pd3_region_server(r), 2u);
+  CHECK_EQ(engine->stats().placement_refraction_skips, 1u);
+  // Rested, it is the most free again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
   CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
   CHECK_EQ(pd3_region_server(r), 1u);
+  CHECK_EQ(engine->stats().placement_refraction_skips, 1u);
+}
+
+TEST(engine_allocate_without_refraction_goes_back_at_once) {
+  ScopedHost host("eng-norefr");
+  REQUIRE(host.rc == PD3_OK);
+  auto boaster = fake(1, 8u << 20, 1u << 20);
+  auto honest = fake(2, 2u << 20);
+  REQUIRE(boaster && honest);
+  std::unique_ptr<pd3::TransferEngine> engine;
+  pd3::EngineOptions options = test_options(host.name, {boaster.get(), honest.get()});
+  options.placement = pd3::PlacementPolicy::kMostFree;
+  options.refraction_ms = 0;
+  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
+  uint16_t r = 0;
+  CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
+  CHECK_EQ(pd3_region_server(r), 2u);
+  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+  CHECK_EQ(pd3_region_server(r), 1u);  // no rest: its estimate is the larger
+  CHECK_EQ(engine->stats().placement_refraction_skips, 0u);
 }
 
 TEST(engine_unknown_region_while_a_server_is_down) {
@@ -352,6 +384,7 @@ TEST(engine_server_killed_and_restarted) {
   auto b = fake(2);
   REQUIRE(a && b);
   pd3::EngineOptions o = test_options(host.name, {a.get(), b.get()});
+  o.placement = pd3::PlacementPolicy::kMostFree;  // one region on each server, deterministically
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
   uint16_t ra = 0, rb = 0;

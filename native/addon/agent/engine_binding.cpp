@@ -71,6 +71,11 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     opt.idle_spin_us = uint32_t(num("idleSpinUs", opt.idle_spin_us, kU32));
     opt.idle_sleep_us = uint32_t(num("idleSleepUs", opt.idle_sleep_us, kU32));
     opt.idle_sleep_max_us = uint32_t(num("idleSleepMaxUs", opt.idle_sleep_max_us, kU32));
+    if (const std::string policy = o.Get("placement").IsUndefined() ? "" : text("placement"); !policy.empty()) {
+      if (!pd3::parse_placement_policy(policy, &opt.placement))
+        throw Napi::TypeError::New(env, "placement must be \"p2c\", \"most-free\" or \"random\"");
+    }
+    opt.refraction_ms = uint32_t(num("refractionMs", opt.refraction_ms, kU32));
     opt.host_view = o.Get("hostView").IsUndefined() ? true : o.Get("hostView").ToBoolean().Value();
     opt.host_view_options.capacity = num("hostViewCapacity", 0, 4000000000ull);
     opt.host_view_options.shards = uint32_t(num("hostViewShards", 0, 64));

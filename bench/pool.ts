@@ -1,0 +1,157 @@
+// pool.ts — `npm run bench -- pool`: where new regions go in a pool of memory servers, by placement
+// policy (pd3-agent --placement): power of two choices against random and most-free-bytes, side
+// by side in one run. Real processes: 4 pd3-memserver, 3 pd3-agent (one per host segment), and one
+// client on the host CPUs allocating regions of mixed sizes through all three agents. One server
+// joins a third of the way in, another leaves (SIGKILL) two thirds in. The figure is the imbalance
+// of the servers still up at the end: max ÷ mean of the bytes allocated on them. Last line: one
+// JSON object. docs/benchmarks.md "pool".
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { applyLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
+import { startAgent, startMemserver, stopAllDaemons, type Daemon } from '../examples/harness/processes.js';
+
+const USAGE = `usage: npm run bench -- pool [--quick] [--layout split|shared] [--host-cpus LIST]
+  --quick               one run of 240 allocations per policy instead of three of 1,200
+${LAYOUT_USAGE}`;
+let quick = false;
+let layoutValues: { layout?: string; 'host-cpus'?: string } = {};
+try {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  quick = values.quick;
+  layoutValues = values;
+} catch (e) {
+  console.error(`pool: ${(e as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+const layout = applyLayoutOptions(layoutValues);
+
+const CLIENT = join(dirname(fileURLToPath(import.meta.url)), 'pool', 'client.js');
+const POLICIES = ['p2c', 'random', 'most-free'] as const;
+type Policy = (typeof POLICIES)[number];
+const SERVERS = 4;
+const AGENTS = 3;
+const CAPACITY = '2G';
+const ALLOCATIONS = quick ? 240 : 1200;
+const RUNS = quick ? 1 : 3;
+const JOINS = 3; // server id that starts a third of the way in
+const LEAVES = 1; // server id killed two thirds of the way in
+const AGENT_SETTLE_MS = 600; // agents retry a lost or absent server every 200 ms (--reconnect-ms)
+
+/** What one run gives. */
+interface Run {
+  imbalance: number;
+  bytesByServer: Record<string, number>;
+  p50Us: number;
+  p99Us: number;
+  unavailable: number;
+  refused: number;
+}
+
+async function runOnce(policy: Policy, seed: number): Promise<Run> {
+  const token = randomBytes(16).toString('hex');
+  const ports: number[] = [];
+  const servers = new Map<number, Daemon>();
+  const startServer = async (id: number): Promise<void> => {
+    const d = await startMemserver({ token, serverId: id, capacity: CAPACITY, port: ports[id] ?? 0 });
+    ports[id] = d.port;
+    servers.set(id, d);
+  };
+  const agents: Daemon[] = [];
+  try {
+    for (let id = 0; id < SERVERS; ++id) await startServer(id);
+    // The joining server's port is known now; it goes away until its turn, and the agents find it
+    // then (they keep trying a server that is down).
+    await servers.get(JOINS)!.stop();
+    servers.delete(JOINS);
+
+    const client = spawnOnSide('host', process.execPath, [CLIENT, '--segments', String(AGENTS), '--allocations', String(ALLOCATIONS),
+      '--seed', String(seed), '--tag', `${policy}-${seed}`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const out = createInterface({ input: client.stdout! })[Symbol.asyncIterator]();
+    const next = async (): Promise<Record<string, unknown>> => {
+      const line = await out.next();
+      if (line.done) throw new Error('the pool client exited early');
+      return JSON.parse(line.value) as Record<string, unknown>;
+    };
+    const go = (): boolean => client.stdin!.write('go\n');
+    const { segments } = (await next()) as { segments: string[] };
+    for (const segment of segments) {
+      agents.push(await startAgent(segment, ports, token, ['--placement', policy, '--reconnect-ms', '200']));
+    }
+    go();
+    for (;;) {
+      const msg = await next();
+      if (msg.pause === 'join') {
+        await startServer(JOINS);
+        await sleep(AGENT_SETTLE_MS);
+      } else if (msg.pause === 'leave') {
+        await servers.get(LEAVES)!.kill();
+        servers.delete(LEAVES);
+        await sleep(AGENT_SETTLE_MS);
+      } else if (msg.result !== undefined) {
+        const r = msg.result as Omit<Run, 'imbalance'>;
+        const live = [...servers.keys()].map((id) => r.bytesByServer[String(id)] ?? 0);
+        const mean = live.reduce((a, b) => a + b, 0) / live.length;
+        return { ...r, imbalance: Math.max(...live) / mean };
+      } else {
+        throw new Error(`unexpected line from the pool client: ${JSON.stringify(msg)}`);
+      }
+      go();
+    }
+  } finally {
+    await Promise.all(agents.map((a) => a.stop()));
+    await Promise.all([...servers.values()].map((s) => s.stop()));
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+
+console.log(`pool: ${SERVERS} memory servers of ${CAPACITY} (server ${JOINS} joins at 1/3, server ${LEAVES} leaves at 2/3), ` +
+  `${AGENTS} agents, ${ALLOCATIONS} allocations of 1/4/16 MiB (70/20/10%), ${RUNS} run(s) per policy`);
+const results = new Map<Policy, Run[]>();
+try {
+  for (let run = 0; run < RUNS; ++run) {
+    for (const policy of POLICIES) {
+      const r = await runOnce(policy, 1 + run);
+      (results.get(policy) ?? results.set(policy, []).get(policy)!).push(r);
+      const mib = Object.entries(r.bytesByServer).map(([id, b]) => `${id}:${Math.round(b / 2 ** 20)}`).join(' ');
+      console.log(`  ${policy.padEnd(9)} run ${run + 1}: imbalance ${r.imbalance.toFixed(3)}  MiB by server ${mib}  ` +
+        `alloc p50 ${r.p50Us.toFixed(0)} µs p99 ${r.p99Us.toFixed(0)} µs  unavailable ${r.unavailable} refused ${r.refused}`);
+    }
+  }
+} finally {
+  await stopAllDaemons();
+}
+
+const summary = (p: Policy, f: (r: Run) => number): number => median(results.get(p)!.map(f));
+console.log('\n| policy | imbalance (median) | alloc p50 µs | alloc p99 µs |\n|---|---|---|---|');
+for (const p of POLICIES) {
+  console.log(`| ${p} | ${summary(p, (r) => r.imbalance).toFixed(3)} | ${summary(p, (r) => r.p50Us).toFixed(0)} | ${summary(p, (r) => r.p99Us).toFixed(0)} |`);
+}
+console.log(JSON.stringify({
+  ...layoutRecord(layout),
+  servers: SERVERS,
+  agents: AGENTS,
+  allocations: ALLOCATIONS,
+  runs: RUNS,
+  imbalance_p2c: round(summary('p2c', (r) => r.imbalance)),
+  imbalance_random: round(summary('random', (r) => r.imbalance)),
+  imbalance_most_free: round(summary('most-free', (r) => r.imbalance)),
+  alloc_p50_us: round(summary('p2c', (r) => r.p50Us), 1),
+  alloc_p99_us: round(summary('p2c', (r) => r.p99Us), 1),
+}));

@@ -1,0 +1,66 @@
+// placement.hpp — which memory server a new region goes to: power of two choices by free bytes
+// (the pool's default), the most free bytes, or uniformly at random; a server that refused an
+// allocation for lack of room sits out a refraction period. Single-threaded (the Transfer
+// Engine's thread). docs/pool.md "Placement".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace pd3 {
+
+// How the candidate is chosen among the eligible servers.
+enum class PlacementPolicy : uint8_t {
+  kPowerOfTwo,  // two distinct servers uniformly at random; the one with more free bytes
+  kMostFree,    // the one with the most free bytes (every agent agrees: they pile onto it)
+  kRandom,      // uniformly at random
+};
+
+// The policy named `name` ("p2c", "most-free", "random"); false if there is none.
+[[nodiscard]] bool parse_placement_policy(std::string_view name, PlacementPolicy* out);
+// The policy's name, as parse_placement_policy takes it.
+std::string_view placement_policy_name(PlacementPolicy policy);
+
+// One server as placement sees it, indexed like the engine's links.
+struct PlacementCandidate {
+  bool up = false;
+  uint64_t free_bytes = 0;
+};
+
+// Placement state: the policy, its random stream and each server's refraction deadline.
+class Placement {
+ public:
+  // `refraction_ns`: how long a server that answered NOSPACE is skipped. `seed` fixes the random
+  // stream (tests and benchmarks; the engine seeds it from the clock).
+  Placement(PlacementPolicy policy, uint64_t refraction_ns, uint64_t seed);
+
+  // The index in `servers` of the server to try, or -1 when none is up outside `excluded` (a
+  // bitmask of indexes already tried) with at least `need` free bytes (0: any). Servers in their
+  // refraction period are chosen only when no other is eligible: refraction steers allocations
+  // away from a full server, it never fails one that only it could serve.
+  // Precondition: servers.size() <= 64.
+  [[nodiscard]] int pick(std::span<const PlacementCandidate> servers, uint64_t excluded, uint64_t need, uint64_t now_ns);
+
+  // Server `index` answered NOSPACE at `now_ns`: skip it until now_ns + refraction.
+  void refused(size_t index, uint64_t now_ns);
+
+  PlacementPolicy policy() const { return policy_; }
+  // Picks that avoided a server because it was refracted.
+  uint64_t refraction_skips() const { return refraction_skips_; }
+
+ private:
+  uint64_t next_random();
+  // Index into `eligible` drawn uniformly.
+  size_t uniform(size_t n);
+
+  PlacementPolicy policy_;
+  uint64_t refraction_ns_;
+  uint64_t rng_;
+  uint64_t refraction_skips_ = 0;
+  std::vector<uint64_t> refracted_until_;  // by server index; 0 = never refused
+  std::vector<int> eligible_;              // scratch, reused by pick()
+};
+
+}  // namespace pd3
