@@ -10,27 +10,20 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { applyLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
+import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
+import { applyLayoutOptions, checkLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, stopAllDaemons, type Daemon } from '../examples/harness/processes.js';
 
 const USAGE = `usage: npm run bench -- pool [--quick] [--layout split|shared] [--host-cpus LIST]
   --quick               one run of 240 allocations per policy instead of three of 1,200
 ${LAYOUT_USAGE}`;
-let quick = false;
-let layoutValues: { layout?: string; 'host-cpus'?: string } = {};
-try {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  quick = values.quick;
-  layoutValues = values;
-} catch (e) {
-  console.error(`pool: ${(e as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
-const layout = applyLayoutOptions(layoutValues);
+const args = parseBenchCommand('pool', USAGE, () => {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
+  checkLayoutOptions(values);
+  return values;
+});
+const quick = args.quick;
+const layout = applyLayoutOptions(args);
 
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), 'pool', 'client.js');
 const POLICIES = ['p2c', 'random', 'most-free'] as const;

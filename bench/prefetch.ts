@@ -21,29 +21,22 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
+import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
+import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
 
 const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee] [--layout split|shared] [--host-cpus LIST]
   --quick               1 run each, fewer requests
   --mirror afpacket|tee the packet mirror (default; the tee proxy where raw sockets are refused) or the tee proxy
 ${LAYOUT_USAGE}`;
-let options: { quick: boolean; mirror: string };
-let layout: CoreLayout;
-try {
+const options = parseBenchCommand('prefetch', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, mirror: { type: 'string', default: 'afpacket' },
-    help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
+    ...HELP_OPTION, ...LAYOUT_OPTIONS } });
   if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
-  options = values;
-  layout = applyLayoutOptions(values);
-} catch (e) {
-  console.error(`prefetch: ${(e as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
+  checkLayoutOptions(values);
+  return values;
+});
+const layout: CoreLayout = applyLayoutOptions(options);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_prefetch');

@@ -11,26 +11,20 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
+import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
+import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
 
 const USAGE = `usage: npm run bench -- transfer [--quick] [--layout split|shared] [--host-cpus LIST]
   --quick               one 3 s run per configuration instead of three of 6 s
 ${LAYOUT_USAGE}`;
-let quick = false;
-let layout: CoreLayout;
-try {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS } });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  quick = values.quick;
-  layout = applyLayoutOptions(values);
-} catch (e) {
-  console.error(`transfer: ${(e as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
+const args = parseBenchCommand('transfer', USAGE, () => {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
+  checkLayoutOptions(values);
+  return values;
+});
+const quick = args.quick;
+const layout: CoreLayout = applyLayoutOptions(args);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_transfer');

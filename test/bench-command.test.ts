@@ -1,0 +1,32 @@
+// The benchmarks' command lines (examples/harness/bench-command.ts): --help answers with the usage
+// and exit 0; a bad flag or value is refused with exit 2, naming it. Nothing is run.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const bench = (name: string, args: string[]): { status: number | null; stdout: string; stderr: string } => {
+  const r = spawnSync(process.execPath, [new URL(`../dist/bench/${name}.js`, import.meta.url).pathname, ...args], { encoding: 'utf8', timeout: 20_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+describe('benchmark command lines', () => {
+  for (const name of ['pool', 'transfer', 'prefetch']) {
+    it(`${name}: --help prints the usage and exits 0; an unknown flag exits 2`, () => {
+      const help = bench(name, ['--help']);
+      expect(help.status).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^usage: npm run bench -- ${name} `));
+      const bad = bench(name, ['--bogus']);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toMatch(new RegExp(`^${name}: Unknown option '--bogus'`));
+      expect(bad.stderr).toContain('usage:');
+    });
+  }
+
+  it('refuses a bad value with the check that names it', () => {
+    const r = bench('prefetch', ['--mirror', 'dpdk']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^prefetch: --mirror: afpacket or tee, got 'dpdk'/);
+    const layout = bench('pool', ['--layout', 'sideways']);
+    expect(layout.status).toBe(2);
+    expect(layout.stderr).toMatch(/--layout: split or shared, got 'sideways'/);
+  });
+});
