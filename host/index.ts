@@ -5,4 +5,5 @@ export { Pd3Error, status } from './errors.js';
 export { LoadingZoneReader } from './lz-reader.js';
 export { lzKeyHash } from './lz-hash.js';
 export { constants } from './native.js';
+export type { PlacementPolicy } from './native.js';
 export type { NativeConstants, ControlField } from '../common/constants.js';

@@ -18,7 +18,12 @@ export interface NativeCreateOptions {
   directServers?: string;
   directToken?: string;
   directTimeoutMs?: number;
+  directPlacement?: PlacementPolicy;
+  directRefractionMs?: number;
 }
+
+/** Where a new region goes: pd3/host.h PD3_PLACEMENT_* by name. */
+export type PlacementPolicy = 'p2c' | 'most-free' | 'random';
 
 /** One pd3_host handle (native/addon/host/host_binding.cpp). Issuing methods return an id or a negative status. */
 export interface NativeHostHandle {

@@ -2,7 +2,7 @@
 import { callNative, Pd3Error } from '../common/errors.js';
 import { LoadingZoneReader } from './lz-reader.js';
 import type { ControlField } from '../common/constants.js';
-import { addon, constants as C, type NativeHostHandle } from './native.js';
+import { addon, constants as C, type NativeHostHandle, type PlacementPolicy } from './native.js';
 
 /** Sizes and behaviour of a new host segment. Sizes left out take the defaults of segment.h. */
 export interface Pd3HostOptions {
@@ -34,6 +34,12 @@ export interface Pd3HostOptions {
   directToken?: string;
   /** Direct mode: connect + hello deadline (default 1000 ms). */
   directTimeoutMs?: number;
+  /** Direct mode: where a new region goes (default 'p2c': of two servers drawn at random, the one
+   *  with more free bytes; docs/pool.md "Placement"). */
+  directPlacement?: PlacementPolicy;
+  /** Direct mode: how long a server that answered PD3_E_NOSPACE gets no new region unless no other
+   *  can take it (default 1000 ms). */
+  directRefractionMs?: number;
 }
 
 /** 'ts': pure TS over the mapped segment (default, faster); 'native': through N-API. */
@@ -114,6 +120,8 @@ export class Pd3Host {
       directServers: options.directServers?.join(','),
       directToken: options.directToken,
       directTimeoutMs: options.directTimeoutMs,
+      directPlacement: options.directPlacement,
+      directRefractionMs: options.directRefractionMs,
     }));
     return new Pd3Host(options.name, native, options.checkAndReturn ?? 'ts');
   }

@@ -42,6 +42,16 @@ describe('segment creation and attach', () => {
     expect(() => Pd3Host.create({ name: uniqueName('s'), responseRingBytes: -1 })).toThrow(RangeError);
   });
 
+  it('refuses a direct-mode placement it does not know, and a refraction past an hour', () => {
+    const direct = { directOnly: true, directServers: ['127.0.0.1:1'], directToken: 't' };
+    expect(() => Pd3Host.create({ name: uniqueName('s'), ...direct, directPlacement: 'nearest' as 'p2c' })).toThrow(
+      /directPlacement must be 'p2c', 'most-free' or 'random'/);
+    expect(() => Pd3Host.create({ name: uniqueName('s'), ...direct, directRefractionMs: 3_600_001 })).toThrow(RangeError);
+    for (const directPlacement of ['p2c', 'most-free', 'random'] as const) {
+      Pd3Host.create({ name: uniqueName('s'), ...direct, directPlacement, directRefractionMs: 50 }).close();
+    }
+  });
+
   it('refuses a duplicate name unless replace is set', () => {
     const a = host();
     expect(codeOf(() => Pd3Host.create({ name: a.name }))).toBe('PD3_E_EXISTS');

@@ -11,7 +11,7 @@
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/host_view.hpp"
-#include "dpu/placement.hpp"
+#include "common/placement.hpp"
 #include "dpu/prefetch_path.hpp"
 
 namespace pd3 {

@@ -11,10 +11,13 @@
 
 namespace pd3 {
 
-DirectPath::DirectPath(DirectOptions options) : options_(std::move(options)) {
+DirectPath::DirectPath(DirectOptions options)
+    : options_(std::move(options)),
+      placement_(options_.placement, uint64_t(options_.refraction_ms) * 1'000'000, now_ns()) {
   for (const Endpoint& ep : options_.servers) {
     auto l = std::make_unique<Link>();
     l->endpoint = ep;
+    l->index = links_.size();
     links_.push_back(std::move(l));
   }
 }
@@ -76,18 +79,17 @@ DirectPath::Link* DirectPath::link_for_region_locked(uint16_t region, int* err) 
 }
 
 DirectPath::Link* DirectPath::link_for_allocation_locked(int* err) {
-  Link* best = nullptr;
   *err = PD3_E_UNAVAILABLE;
+  candidates_.resize(links_.size());
   for (auto& l : links_) {
     const int rc = ensure_connected_locked(*l);
-    if (rc != PD3_OK) {
-      *err = rc;
-      continue;
-    }
-    if (best == nullptr || l->free_bytes > best->free_bytes) best = l.get();
+    if (rc != PD3_OK) *err = rc;  // why, if no server is reachable
+    candidates_[l->index] = {rc == PD3_OK, l->free_bytes};
   }
-  if (best != nullptr) *err = PD3_OK;
-  return best;
+  const int i = placement_.pick(candidates_, 0, 0, now_ns());
+  if (i < 0) return nullptr;
+  *err = PD3_OK;
+  return links_[size_t(i)].get();
 }
 
 int DirectPath::submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len) {
@@ -186,6 +188,9 @@ int DirectPath::receive_locked(Link& l, const Done& done) {
         const Link::Pending p = l.sent_ids.front();
         l.sent_ids.pop_front();
         if (r.op_id != p.op_id) return n + fail_link_locked(l, done, "response out of order");
+        // A server out of room rests for the refraction period (the caller may allocate again).
+        // (r.status is the status's magnitude.)
+        if (p.ctl == PD3_CTL_ALLOCATE && -int(r.status) == PD3_E_NOSPACE) placement_.refused(l.index, now_ns());
         if (p.ctl == PD3_CTL_ALLOCATE && r.status == 0 && r.data_len >= sizeof(pd3_alloc_reply)) {
           pd3_alloc_reply a;
           std::memcpy(&a, r.data, sizeof a);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/net.hpp"
+#include "common/placement.hpp"
 #include "common/transport_codec.hpp"
 #include "pd3/status.h"
 
@@ -25,6 +26,8 @@ struct DirectOptions {
   uint32_t retry_ms = 100;         // after a failed connect, fail fast for this long before retrying
   uint32_t request_timeout_ms = 2000;  // a server that answers nothing for this long is dropped
   uint32_t flush_bytes = 64 << 10; // queued request bytes that trigger a send without waiting for poll
+  PlacementPolicy placement = PlacementPolicy::kPowerOfTwo;  // where ALLOCATE goes
+  uint32_t refraction_ms = 1000;   // a server that answered NOSPACE gets no new region this long
 };
 
 // Connections to every memory server, owned by one HostCore. Thread-safe: one mutex guards all of
@@ -36,7 +39,7 @@ class DirectPath {
 
   // Queues one request (`hdr` as a ring record would carry it) for the server that owns it:
   // READ/WRITE by region id, DEALLOCATE by the region in hdr.offset, ALLOCATE on the connected
-  // server with the most free bytes. Returns PD3_OK, PD3_E_UNAVAILABLE (no such server reachable),
+  // server options.placement picks (by default power of two choices by free bytes). Returns PD3_OK, PD3_E_UNAVAILABLE (no such server reachable),
   // PD3_E_BAD_REGION (no server has that id) or PD3_E_BAD_OP.
   int submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len);
 
@@ -72,6 +75,8 @@ class DirectPath {
   DirectOptions options_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Link>> links_;
+  Placement placement_;                      // guarded by mu_
+  std::vector<PlacementCandidate> candidates_;  // scratch for placement_.pick, guarded by mu_
 };
 
 // One memory server connection of the direct path.
@@ -83,6 +88,7 @@ struct DirectPath::Link {
   };
 
   Endpoint endpoint;
+  size_t index = 0;  // in links_: placement's name for it
   int fd = -1;
   int server_id = -1;
   uint64_t free_bytes = 0;

@@ -389,6 +389,10 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   o.token = cfg.direct_token ? cfg.direct_token : "";
   if (o.token.size() > PD3_TOKEN_MAX) return pd3::fail(PD3_E_INVAL, "direct_token longer than %u bytes", PD3_TOKEN_MAX);
   if (cfg.direct_timeout_ms) o.timeout_ms = cfg.direct_timeout_ms;
+  if (cfg.direct_placement > pd3::kMaxPlacementPolicy)
+    return pd3::fail(PD3_E_INVAL, "direct_placement %u is not a PD3_PLACEMENT_*", cfg.direct_placement);
+  o.placement = pd3::PlacementPolicy(cfg.direct_placement);
+  if (cfg.direct_refraction_ms) o.refraction_ms = cfg.direct_refraction_ms;
   core.direct = std::make_unique<pd3::DirectPath>(std::move(o));
   return PD3_OK;
 }

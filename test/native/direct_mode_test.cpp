@@ -1,8 +1,10 @@
 // direct_mode_test.cpp — the host library's direct mode (PD3_HOST_DIRECT_ONLY and the fallback
-// when the agent is down) against in-test memory servers: routing by region id, allocation by
-// free bytes, config errors, a killed server, a server that never answers, a wrong token.
+// when the agent is down) against in-test memory servers: routing by region id, placement by
+// policy and refraction after NOSPACE, config errors, a killed server, a server that never answers, a wrong token.
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_memserver.hpp"
@@ -16,7 +18,7 @@ struct DirectHost {
   pd3_host* h = nullptr;
   int rc;
   DirectHost(const std::string& servers, const char* token, uint32_t flags = PD3_HOST_DIRECT_ONLY,
-             uint32_t fallback = PD3_FALLBACK_FAIL) {
+             uint32_t fallback = PD3_FALLBACK_FAIL, uint32_t placement = PD3_PLACEMENT_P2C, uint32_t refraction_ms = 0) {
     const std::string name = pd3test::unique_name("direct");
     pd3_host_config cfg{};
     cfg.name = name.c_str();
@@ -25,6 +27,8 @@ struct DirectHost {
     cfg.direct_servers = servers.c_str();
     cfg.direct_token = token;
     cfg.direct_timeout_ms = 500;
+    cfg.direct_placement = placement;
+    cfg.direct_refraction_ms = refraction_ms;
     rc = pd3_host_create(&cfg, &h);
   }
   ~DirectHost() { pd3_host_close(h); }
@@ -69,6 +73,61 @@ TEST(direct_round_trip_and_routing_by_region_id) {
   // Bounds errors come back from the server as statuses.
   REQUIRE(pd3_host_read(host.h, region, 4090, 64, back, 5) >= 0);
   CHECK_EQ(await(host.h, &c), PD3_E_RANGE);
+}
+
+// The server a new direct-mode region went to; 0 if the allocation failed (its status in *status).
+uint32_t allocate_on(pd3_host* h, uint32_t bytes, int* status) {
+  pd3_completion c{};
+  if (pd3_host_allocate(h, bytes, 1) < 0) return 0;
+  *status = await(h, &c);
+  return *status == PD3_OK ? pd3_region_server(c.region) : 0;
+}
+
+TEST(direct_placement_policies) {
+  pd3test::FakeMemServer small({.server_id = 2, .token = "t", .capacity = 1 << 20});
+  pd3test::FakeMemServer big({.server_id = 5, .token = "t", .capacity = 8 << 20});
+  REQUIRE(small.start() && big.start());
+  const std::string servers = at(small.port()) + "," + at(big.port());
+  int status = 0;
+  {
+    DirectHost most(servers, "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_MOST_FREE);
+    REQUIRE(most.rc == PD3_OK);
+    for (int i = 0; i < 8; ++i) CHECK_EQ(allocate_on(most.h, 4096, &status), 5u);  // 8 MiB free beats 1 MiB
+  }
+  {
+    // Random ignores free bytes: both servers get regions.
+    DirectHost rnd(servers, "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_RANDOM);
+    REQUIRE(rnd.rc == PD3_OK);
+    int on_small = 0;
+    for (int i = 0; i < 64; ++i) on_small += allocate_on(rnd.h, 4096, &status) == 2u;
+    CHECK(on_small > 10 && on_small < 54);
+  }
+  {
+    // p2c between two servers compares both: the freer one, like most-free.
+    DirectHost p2c(servers, "t");
+    REQUIRE(p2c.rc == PD3_OK);
+    for (int i = 0; i < 8; ++i) CHECK_EQ(allocate_on(p2c.h, 4096, &status), 5u);
+  }
+  DirectHost bad(servers, "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, 3);
+  CHECK_EQ(bad.rc, PD3_E_INVAL);
+  CHECK(std::strstr(pd3_last_error(), "PD3_PLACEMENT_") != nullptr);
+}
+
+TEST(direct_refraction_after_nospace) {
+  pd3test::FakeMemServer boaster({.server_id = 1, .token = "t", .capacity = 8 << 20, .limit = 1 << 20});
+  pd3test::FakeMemServer honest({.server_id = 2, .token = "t", .capacity = 2 << 20});
+  REQUIRE(boaster.start() && honest.start());
+  const std::string servers = at(boaster.port()) + "," + at(honest.port());
+  DirectHost host(servers, "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_MOST_FREE, 300);
+  REQUIRE(host.rc == PD3_OK);
+  int status = 0;
+  // Direct mode does not retry elsewhere: the boaster's refusal reaches the caller.
+  CHECK_EQ(allocate_on(host.h, 1536u << 10, &status), 0u);
+  CHECK_EQ(status, PD3_E_NOSPACE);
+  // Still the most free by its hello, but resting: the next region goes to the honest one.
+  CHECK_EQ(allocate_on(host.h, 4096, &status), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  CHECK_EQ(allocate_on(host.h, 4096, &status), 1u);  // rested
 }
 
 TEST(direct_config_errors) {

@@ -148,10 +148,9 @@ class FakeMemServer {
         r.free_bytes = options_.announce_free ? options_.announce_free : options_.capacity - used_;
         std::vector<uint8_t> out;
         pd3::encode_hello_reply(r, &out);
-        if (pd3::send_all(c.fd.get(), out.data(), out.size(), 1000) != PD3_OK || rc != PD3_OK) {
-          if (rc != PD3_OK) refused.fetch_add(1);
-          return false;
-        }
+        // Counted before the reply goes out: a client that has the refusal may read the counter.
+        if (rc != PD3_OK) refused.fetch_add(1);
+        if (pd3::send_all(c.fd.get(), out.data(), out.size(), 1000) != PD3_OK || rc != PD3_OK) return false;
         hellos.fetch_add(1);
         c.greeted = true;
         continue;

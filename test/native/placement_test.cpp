@@ -1,11 +1,11 @@
-// placement_test.cpp — where new regions go (dpu/placement.hpp): each policy's choice, exclusions
+// placement_test.cpp — where new regions go (common/placement.hpp): each policy's choice, exclusions
 // and the room a retry needs, refraction after NOSPACE, the names, and the balance each policy
 // reaches over many allocations of mixed sizes.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "dpu/placement.hpp"
+#include "common/placement.hpp"
 #include "harness.hpp"
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "shared/addon.hpp"
 #include "pd3/host.h"
+#include "common/placement.hpp"
 
 namespace pd3addon {
 
@@ -27,7 +28,8 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
 
   // new HostHandle("create", {name, requestRingBytes, responseRingBytes, lzDataBytes, lzItems,
   //                           agentTimeoutMs, replace, fallback, directOnly, directServers,
-  //                           directToken, directTimeoutMs}) | new HostHandle("attach", name)
+  //                           directToken, directTimeoutMs, directPlacement, directRefractionMs})
+  //   | new HostHandle("attach", name)
   explicit HostHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostHandle>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 2 || !info[0].IsString()) throw Napi::TypeError::New(env, "HostHandle(mode, options)");
@@ -74,6 +76,15 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     cfg.direct_servers = servers.c_str();
     cfg.direct_token = token.c_str();
     cfg.direct_timeout_ms = uint32_t(opt("directTimeoutMs"));
+    if (const std::string placement = str("directPlacement"); !placement.empty()) {
+      pd3::PlacementPolicy policy;
+      if (!pd3::parse_placement_policy(placement, &policy))
+        throw Napi::TypeError::New(env, "directPlacement must be 'p2c', 'most-free' or 'random'");
+      cfg.direct_placement = uint32_t(policy);
+    }
+    const double refraction = opt("directRefractionMs");
+    if (refraction > 3'600'000) throw Napi::RangeError::New(env, "directRefractionMs must be at most 3600000");
+    cfg.direct_refraction_ms = uint32_t(refraction);
     if (const int rc = pd3_host_create(&cfg, &h_)) throw_status(env, rc, "create");
   }
 

@@ -33,6 +33,11 @@ typedef struct pd3_host pd3_host;
 /* What requests do while the agent's heartbeat is stale (docs/host-library.md, "When the agent dies"). */
 #define PD3_FALLBACK_FAIL 0u   /* fail at once with PD3_E_AGENT_DOWN */
 #define PD3_FALLBACK_DIRECT 1u /* go to the memory servers directly over the transport protocol */
+/* Where direct mode places a new region (pd3_host_config.direct_placement). */
+#define PD3_PLACEMENT_P2C 0u       /* of two servers drawn at random, the one with more free bytes */
+#define PD3_PLACEMENT_MOST_FREE 1u /* the server with the most free bytes */
+#define PD3_PLACEMENT_RANDOM 2u    /* a server drawn uniformly at random */
+
 #define PD3_NAME_MAX 200u   /* segment names: 1..PD3_NAME_MAX chars of [A-Za-z0-9._-] */
 
 /* Everything pd3_host_create needs. Zero-initialise, then set `name`. */
@@ -45,6 +50,9 @@ typedef struct pd3_host_config {
   uint32_t direct_timeout_ms; /* direct mode: connect + hello deadline; 0 = 1000 */
   const char* direct_servers; /* direct mode: "host:port[,host:port...]" of every memory server */
   const char* direct_token;   /* direct mode: the memory servers' auth token */
+  uint32_t direct_placement;  /* direct mode: PD3_PLACEMENT_*, where ALLOCATE goes; 0 = P2C */
+  uint32_t direct_refraction_ms; /* direct mode: a server that answered PD3_E_NOSPACE gets no new
+                                    region this long unless no other can take it; 0 = 1000 */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */

@@ -1,5 +1,5 @@
 // placement.cpp — see placement.hpp.
-#include "dpu/placement.hpp"
+#include "common/placement.hpp"
 
 #include <cassert>
 

@@ -1,7 +1,7 @@
 // placement.hpp — which memory server a new region goes to: power of two choices by free bytes
 // (the pool's default), the most free bytes, or uniformly at random; a server that refused an
 // allocation for lack of room sits out a refraction period. Single-threaded (the Transfer
-// Engine's thread). docs/pool.md "Placement".
+// Engine's thread, or under the host's direct-mode lock). docs/pool.md "Placement".
 #pragma once
 
 #include <cstdint>
@@ -9,14 +9,19 @@
 #include <string_view>
 #include <vector>
 
+#include "pd3/host.h"
+
 namespace pd3 {
 
 // How the candidate is chosen among the eligible servers.
+// The values are the PD3_PLACEMENT_* of pd3/host.h, the host library's config for direct mode.
 enum class PlacementPolicy : uint8_t {
-  kPowerOfTwo,  // two distinct servers uniformly at random; the one with more free bytes
-  kMostFree,    // the one with the most free bytes (every agent agrees: they pile onto it)
-  kRandom,      // uniformly at random
+  kPowerOfTwo = PD3_PLACEMENT_P2C,     // two distinct servers uniformly at random; the one with more free bytes
+  kMostFree = PD3_PLACEMENT_MOST_FREE, // the one with the most free bytes (every agent agrees: they pile onto it)
+  kRandom = PD3_PLACEMENT_RANDOM,      // uniformly at random
 };
+// The largest PD3_PLACEMENT_* value.
+inline constexpr uint32_t kMaxPlacementPolicy = PD3_PLACEMENT_RANDOM;
 
 // The policy named `name` ("p2c", "most-free", "random"); false if there is none.
 [[nodiscard]] bool parse_placement_policy(std::string_view name, PlacementPolicy* out);
