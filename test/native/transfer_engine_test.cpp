@@ -309,52 +309,53 @@ TEST(engine_two_servers_route_and_spread) {
            PD3_E_BAD_REGION);
 }
 
-TEST(engine_allocate_retries_on_nospace) {
-  ScopedHost host("eng-nospace");
-  REQUIRE(host.rc == PD3_OK);
-  auto boaster = fake(1, 8u << 20, 1u << 20);  // claims 8 MiB free, holds 1 MiB
-  auto honest = fake(2, 2u << 20);
-  REQUIRE(boaster && honest);
+// An engine in front of a server that claims 8 MiB free but holds 1 MiB (the boaster, id 1) and an
+// honest one of 2 MiB (id 2), placing by most free bytes with the given refraction; its first
+// allocation, 1.5 MiB, has been refused by the boaster and retried on the honest one.
+struct BoasterPair {
+  ScopedHost host;
+  std::unique_ptr<FakeMemServer> boaster = fake(1, 8u << 20, 1u << 20);
+  std::unique_ptr<FakeMemServer> honest = fake(2, 2u << 20);
   std::unique_ptr<pd3::TransferEngine> engine;
-  pd3::EngineOptions options = test_options(host.name, {boaster.get(), honest.get()});
-  options.placement = pd3::PlacementPolicy::kMostFree;
-  options.refraction_ms = 300;
-  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
-  uint16_t r = 0;
-  CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
-  CHECK_EQ(pd3_region_server(r), 2u);  // refused by the boaster, retried on the honest one
-  CHECK_EQ(boaster->records.load(), 1u);
-  CHECK(engine->servers()[0].free_bytes < (1536u << 10));  // the estimate learned from the refusal
-  CHECK_EQ(engine->stats().allocations_refused, 1u);
+
+  BoasterPair(const char* name, uint32_t refraction_ms) : host(name) {
+    REQUIRE(host.rc == PD3_OK && boaster && honest);
+    pd3::EngineOptions options = test_options(host.name, {boaster.get(), honest.get()});
+    options.placement = pd3::PlacementPolicy::kMostFree;
+    options.refraction_ms = refraction_ms;
+    REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
+    uint16_t r = 0;
+    CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
+    CHECK_EQ(pd3_region_server(r), 2u);  // refused by the boaster, retried on the honest one
+    CHECK_EQ(boaster->records.load(), 1u);
+    CHECK(engine->servers()[0].free_bytes < (1536u << 10));  // the estimate learned from the refusal
+    CHECK_EQ(engine->stats().allocations_refused, 1u);
+  }
+
+  // The server id a small allocation goes to now.
+  uint32_t next_small() {
+    uint16_t r = 0;
+    CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+    return pd3_region_server(r);
+  }
+};
+
+TEST(engine_allocate_retries_on_nospace) {
+  BoasterPair pair("eng-nospace", 300);
   // The boaster's estimate is still the larger, but it rests for the refraction period: a small
   // allocation goes to the honest one, and the skip is counted.
-  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
-  CHECK_EQ(pd3_region_server(r), 2u);
-  CHECK_EQ(engine->stats().placement_refraction_skips, 1u);
+  CHECK_EQ(pair.next_small(), 2u);
+  CHECK_EQ(pair.engine->stats().placement_refraction_skips, 1u);
   // Rested, it is the most free again.
   std::this_thread::sleep_for(std::chrono::milliseconds(350));
-  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
-  CHECK_EQ(pd3_region_server(r), 1u);
-  CHECK_EQ(engine->stats().placement_refraction_skips, 1u);
+  CHECK_EQ(pair.next_small(), 1u);
+  CHECK_EQ(pair.engine->stats().placement_refraction_skips, 1u);
 }
 
 TEST(engine_allocate_without_refraction_goes_back_at_once) {
-  ScopedHost host("eng-norefr");
-  REQUIRE(host.rc == PD3_OK);
-  auto boaster = fake(1, 8u << 20, 1u << 20);
-  auto honest = fake(2, 2u << 20);
-  REQUIRE(boaster && honest);
-  std::unique_ptr<pd3::TransferEngine> engine;
-  pd3::EngineOptions options = test_options(host.name, {boaster.get(), honest.get()});
-  options.placement = pd3::PlacementPolicy::kMostFree;
-  options.refraction_ms = 0;
-  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
-  uint16_t r = 0;
-  CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
-  CHECK_EQ(pd3_region_server(r), 2u);
-  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
-  CHECK_EQ(pd3_region_server(r), 1u);  // no rest: its estimate is the larger
-  CHECK_EQ(engine->stats().placement_refraction_skips, 0u);
+  BoasterPair pair("eng-norefr", 0);
+  CHECK_EQ(pair.next_small(), 1u);  // no rest: its estimate is the larger
+  CHECK_EQ(pair.engine->stats().placement_refraction_skips, 0u);
 }
 
 TEST(engine_unknown_region_while_a_server_is_down) {
