@@ -5,6 +5,7 @@ import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
 import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from '../cli/settings.js';
+import { POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
 
@@ -19,9 +20,11 @@ export const AGENT_SETTINGS = {
     { anyPort: false, ipv4Only: false },
     {
       flag: 'servers',
-      help: 'the memory servers (pd3-memserver --listen addresses), each with a distinct --server-id',
+      help: 'the memory servers (pd3-memserver --listen addresses), each with a distinct --server-id; or --etcd',
     },
   ),
+  etcd: POOL_SETTINGS.etcd,
+  etcdPrefix: POOL_SETTINGS.etcdPrefix,
   token: text(TOKEN_MAX_BYTES, {
     flag: 'token',
     help:
@@ -187,6 +190,8 @@ export const AGENT_SETTINGS = {
 export interface AgentSettings {
   segment?: string;
   servers?: string[] | string;
+  etcd?: string[] | string;
+  etcdPrefix?: string;
   token?: string;
   tokenFile?: string;
   maxBatchRecords?: number;
@@ -226,7 +231,11 @@ export interface AgentSettings {
  *  Transfer Engine's defaults (shown in --help). */
 export interface AgentOptions {
   segment: string;
+  /** Empty when the servers come from the pool (`pool`). */
   servers: Endpoint[];
+  /** The pool in etcd whose registered memory servers the agent serves, read at start; absent:
+   *  `servers`. */
+  pool?: Pick<PoolOptions, 'endpoints' | 'prefix'>;
   token: string;
   maxBatchRecords?: number;
   maxBatchBytes?: number;
@@ -273,6 +282,17 @@ export interface AgentOptions {
   logLevel: LogLevel;
 }
 
+// Where the memory servers come from: --servers, or the pool in etcd (exactly one of them).
+function serverSource(servers: Endpoint[] | undefined, etcd: string[] | undefined, prefix: string | undefined,
+  fileLabel: string): Pick<AgentOptions, 'servers' | 'pool'> {
+  if (etcd === undefined) {
+    if (prefix !== undefined) throw new UsageError('--etcd-prefix needs --etcd');
+    return { servers: required(servers, 'servers', 'servers', fileLabel) };
+  }
+  if (servers !== undefined) throw new UsageError('give the memory servers by --servers or by --etcd, not both');
+  return { servers: [], pool: { endpoints: etcd, prefix: prefix ?? '/pd3' } };
+}
+
 function required<T>(value: T | undefined, flag: string, key: string, fileLabel: string): T {
   if (value === undefined) {
     const where = fileLabel === 'options' ? `option "${key}"` : `--${flag} (or "${key}" in the config file)`;
@@ -313,7 +333,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
   const v = l.merged;
   return withoutUndefined({
     segment: required(v.segment, 'segment', 'segment', l.fileLabel),
-    servers: required(v.servers, 'servers', 'servers', l.fileLabel),
+    ...serverSource(v.servers, v.etcd, v.etcdPrefix, l.fileLabel),
     token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
     maxBatchRecords: v.maxBatchRecords,
     maxBatchBytes: v.maxBatchBytes,

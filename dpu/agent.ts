@@ -9,6 +9,8 @@ import { callNative } from '../common/errors.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from './native.js';
 import type { Parser } from '../parsers/index.js';
 import { resolvePrefetchParser } from './prefetch-parser.js';
+import { readPoolMembers } from './pool-members.js';
+import { parseEndpoint } from '../cli/endpoint.js';
 
 /** The native options of checked AgentOptions (absent tuning keys are left out, not undefined). */
 function nativeOptions(o: AgentOptions): NativeEngineOptions {
@@ -80,7 +82,8 @@ export class Agent extends NativeService<NativeEngine> {
    *  background), starts the metrics endpoint (unless options.metrics is null) and logs "ready".
    *  Options come from agentOptions() or the CLI. Rejects with a Pd3Error when the engine cannot
    *  start (no such segment, bad segment, bad options). */
-  static async start(options: AgentOptions, logger: Logger = new Logger('agent', options.logLevel)): Promise<Agent> {
+  static async start(given: AgentOptions, logger: Logger = new Logger('agent', given.logLevel)): Promise<Agent> {
+    const options = given.pool === undefined ? given : { ...given, servers: await poolServers(given.pool, logger) };
     const parser = options.prefetch === undefined
       ? null
       : await resolvePrefetchParser(options.prefetch.parser, options.prefetch.parserConfig);
@@ -123,4 +126,18 @@ export class Agent extends NativeService<NativeEngine> {
   servers(): NativeServerState[] {
     return this.handle().servers();
   }
+}
+
+// The memory servers registered in the pool now. Throws when etcd cannot be read or has none.
+// Servers that join or leave later are not followed yet: restart the agent (docs/pool.md).
+async function poolServers(pool: NonNullable<AgentOptions['pool']>, logger: Logger): Promise<Endpoint[]> {
+  const members = await readPoolMembers(pool, logger);
+  if (members.length === 0) {
+    throw new Error(`no memory server is registered in the pool under ${pool.prefix} (etcd ${pool.endpoints.join(', ')})`);
+  }
+  logger.info('pool.members', `serving the ${members.length} memory server(s) registered in the pool`, {
+    prefix: pool.prefix,
+    members: members.map((m) => `${m.serverId}@${m.address}`),
+  });
+  return members.map((m) => parseEndpoint(m.address, { anyPort: false, ipv4Only: false }));
 }

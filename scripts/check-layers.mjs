@@ -28,7 +28,7 @@ export const PACKAGE_RULES = {
   host: [],
   parsers: ['protobufjs'],
   cli: [],
-  dpu: [],
+  dpu: ['etcd3'],
   memserver: ['etcd3'],
   examples: ['*'],
   bench: ['*'],

@@ -446,6 +446,16 @@ describe('pd3-agent settings', () => {
     });
   });
 
+  it('takes its servers from --servers or from the pool in etcd, not both', () => {
+    const pooled = parseAgentCommand(['--segment', 'kv', '--token', 't', '--etcd', 'http://e1:2379', '--etcd-prefix', '/p'], {});
+    expect(pooled.kind === 'run' && pooled.options).toMatchObject({ servers: [], pool: { endpoints: ['http://e1:2379'], prefix: '/p' } });
+    const defaultPrefix = parseAgentCommand(['--segment', 'kv', '--token', 't', '--etcd', 'http://e1:2379'], {});
+    expect(defaultPrefix.kind === 'run' && defaultPrefix.options.pool).toEqual({ endpoints: ['http://e1:2379'], prefix: '/pd3' });
+    expect(refusal(() => parseAgentCommand([...base, '--etcd', 'http://e1:2379'], {}))).toBe('give the memory servers by --servers or by --etcd, not both');
+    expect(refusal(() => parseAgentCommand([...base, '--etcd-prefix', '/p'], {}))).toBe('--etcd-prefix needs --etcd');
+    expect(refusal(() => parseAgentCommand(['--segment', 'kv', '--token', 't', '--etcd', 'e1:2379'], {}))).toMatch(/^--etcd: /);
+  });
+
   it('refuses a placement policy it does not know and a negative refraction, naming the flag', () => {
     expect(refusal(() => parseAgentCommand([...base, '--placement', 'best-fit'], {}))).toMatch(/^--placement: /);
     expect(refusal(() => parseAgentCommand([...base, '--refraction-ms', '-1'], {}))).toMatch(/^--refraction-ms: /);

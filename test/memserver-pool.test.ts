@@ -9,6 +9,10 @@ import { Logger } from '../dist/cli/logger.js';
 import { memberKey, parseMemberRecord } from '../dist/common/pool-record.js';
 import { memServerOptions } from '../dist/memserver/config.js';
 import { MemServer } from '../dist/memserver/server.js';
+import { Agent } from '../dist/dpu/agent.js';
+import { agentOptions } from '../dist/dpu/agent-config.js';
+import { Pd3Host } from '../dist/host/index.js';
+import { uniqueName } from './helpers.js';
 import { EtcdServer, findEtcd, freePort } from './etcd-server.js';
 
 const ETCD = findEtcd('pd3-memserver in an etcd-run pool');
@@ -204,4 +208,45 @@ describe.skipIf(ETCD === null)('pd3-memserver in an etcd-run pool', () => {
       await own.close();
     }
   }, 40_000);
+
+  it('gives an agent started with --etcd the servers registered at its start, skipping a malformed record', async () => {
+    const prefix = freshPrefix();
+    const a = await startServer(etcd.url, { etcdPrefix: prefix, serverId: 1 });
+    const b = await startServer(etcd.url, { etcdPrefix: prefix, serverId: 2 });
+    await client.put(memberKey(prefix, 9)).value('{"v":1,"serverId":9}');
+    const host = Pd3Host.create({ name: uniqueName('pool-agent') });
+    const lines: string[] = [];
+    let agent: Agent | null = null;
+    try {
+      agent = await Agent.start(agentOptions({ segment: host.name, etcd: etcd.url, etcdPrefix: prefix, token: 't', metrics: 'off' }, {}),
+        new Logger('agent', 'info', (l) => lines.push(l)));
+      const servers = agent.servers();
+      expect(servers.map((s) => s.endpoint).sort()).toEqual([`127.0.0.1:${a.server.port}`, `127.0.0.1:${b.server.port}`].sort());
+      expect(servers.every((s) => s.connected)).toBe(true);
+      expect(lines.some((l) => l.includes('"event":"pool.bad_record"') && l.includes(`${prefix}/members/9`))).toBe(true);
+      expect(lines.some((l) => l.includes('"event":"pool.members"'))).toBe(true);
+      // It serves: an allocation lands on one of them, by its server id.
+      const { region } = await host.allocate(4096);
+      expect([1, 2]).toContain(region >>> 12);
+    } finally {
+      await agent?.close();
+      host.close();
+      await a.server.close();
+      await b.server.close();
+    }
+  }, 20_000);
+
+  it('refuses to start an agent from a pool with no members, or from an etcd it cannot reach', async () => {
+    const host = Pd3Host.create({ name: uniqueName('pool-empty') });
+    const quiet = new Logger('agent', 'error', () => {});
+    try {
+      await expect(Agent.start(agentOptions({ segment: host.name, etcd: etcd.url, etcdPrefix: freshPrefix(), token: 't', metrics: 'off' }, {}), quiet))
+        .rejects.toThrow(/no memory server is registered in the pool under \/t/);
+      const nowhere = `http://127.0.0.1:${await freePort()}`;
+      await expect(Agent.start(agentOptions({ segment: host.name, etcd: nowhere, token: 't', metrics: 'off' }, {}), quiet))
+        .rejects.toThrow(/cannot read the pool's members from etcd/);
+    } finally {
+      host.close();
+    }
+  }, 20_000);
 });
