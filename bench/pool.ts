@@ -116,12 +116,12 @@ const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
 console.log(`pool: ${SERVERS} memory servers of ${CAPACITY} (server ${JOINS} joins at 1/3, server ${LEAVES} leaves at 2/3), ` +
   `${AGENTS} agents, ${ALLOCATIONS} allocations of 1/4/16 MiB (70/20/10%), ${RUNS} run(s) per policy`);
-const results = new Map<Policy, Run[]>();
+const results = new Map<Policy, Run[]>(POLICIES.map((p) => [p, []]));
 try {
   for (let run = 0; run < RUNS; ++run) {
     for (const policy of POLICIES) {
       const r = await runOnce(policy, 1 + run);
-      (results.get(policy) ?? results.set(policy, []).get(policy)!).push(r);
+      results.get(policy)!.push(r);
       const mib = Object.entries(r.bytesByServer).map(([id, b]) => `${id}:${Math.round(b / 2 ** 20)}`).join(' ');
       console.log(`  ${policy.padEnd(9)} run ${run + 1}: imbalance ${r.imbalance.toFixed(3)}  MiB by server ${mib}  ` +
         `alloc p50 ${r.p50Us.toFixed(0)} µs p99 ${r.p99Us.toFixed(0)} µs  unavailable ${r.unavailable} refused ${r.refused}`);

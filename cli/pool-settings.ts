@@ -16,6 +16,9 @@ function poolPrefix(t: SettingText): Setting<string> {
   };
 }
 
+/** Every etcd call a deployable makes gives up after this long, so a dead endpoint never stalls it. */
+export const ETCD_CALL_DEADLINE_MS = 3000;
+
 /** The pool's settings, by config key. */
 export const POOL_SETTINGS = {
   etcd: urlList({

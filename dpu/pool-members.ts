@@ -3,20 +3,17 @@
 // docs/pool.md.
 import { Etcd3 } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
-import type { PoolOptions } from '../cli/pool-settings.js';
+import { ETCD_CALL_DEADLINE_MS, type PoolOptions } from '../cli/pool-settings.js';
 import { membersPrefix, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
-
-/** Every etcd call gives up after this long. */
-const CALL_DEADLINE_MS = 3000;
 
 /** The members registered under `pool.prefix` now, by server id. Rejects with an Error naming the
  *  endpoints when etcd cannot be read. */
 export async function readPoolMembers(pool: Pick<PoolOptions, 'endpoints' | 'prefix'>, logger: Logger): Promise<MemberRecord[]> {
-  const client = new Etcd3({ hosts: pool.endpoints, dialTimeout: CALL_DEADLINE_MS });
+  const client = new Etcd3({ hosts: pool.endpoints, dialTimeout: ETCD_CALL_DEADLINE_MS });
   const folder = membersPrefix(pool.prefix);
   let records: Record<string, string>;
   try {
-    records = await client.getAll().prefix(folder).options({ deadline: Date.now() + CALL_DEADLINE_MS }).strings();
+    records = await client.getAll().prefix(folder).options({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }).strings();
   } catch (e) {
     throw new Error(`cannot read the pool's members from etcd (${pool.endpoints.join(', ')}): ${(e as Error).message}`);
   } finally {

@@ -4,6 +4,7 @@
 // gone longer than the TTL) it takes a new one and registers again. docs/pool.md.
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
+import { ETCD_CALL_DEADLINE_MS } from '../cli/pool-settings.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import { encodeMemberRecord, MEMBER_RECORD_VERSION, memberKey, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
 
@@ -30,8 +31,6 @@ export interface MemberCapacity {
 /** Where the membership stands. */
 export type MemberState = 'joining' | 'registered' | 'conflict' | 'unreachable' | 'closed';
 
-/** Every etcd call gives up after this long, so a dead endpoint never stalls the loop. */
-const CALL_DEADLINE_MS = 3000;
 /** First delay before trying etcd again after a failure; doubles up to the refresh interval. */
 const RETRY_FIRST_MS = 250;
 
@@ -67,8 +66,8 @@ export class PoolMember {
     this.key = memberKey(options.prefix, options.serverId);
     this.client = new Etcd3({
       hosts: options.endpoints,
-      dialTimeout: CALL_DEADLINE_MS,
-      defaultCallOptions: () => ({ deadline: Date.now() + CALL_DEADLINE_MS }),
+      dialTimeout: ETCD_CALL_DEADLINE_MS,
+      defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
     });
   }
 
@@ -274,9 +273,9 @@ export class PoolMember {
   }
 }
 
-// Call options of one etcd call: it gives up after CALL_DEADLINE_MS.
+// Call options of one etcd call: it gives up after ETCD_CALL_DEADLINE_MS.
 function deadline(): { deadline: number } {
-  return { deadline: Date.now() + CALL_DEADLINE_MS };
+  return { deadline: Date.now() + ETCD_CALL_DEADLINE_MS };
 }
 
 function message(e: unknown): string {

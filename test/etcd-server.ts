@@ -2,26 +2,16 @@
 // directory and free ports, stopped (or killed, and started again on the same data) by the test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../dist/examples/harness/processes.js';
 import { optionalProgram } from './optional-program.js';
+
+export { freePort };
 
 /** The etcd binary, or null (the caller skips; the line names Debian's etcd-server). */
 export function findEtcd(needs: string): string | null {
   return optionalProgram({ name: 'etcd', debianPackage: 'etcd-server', needs });
-}
-
-/** A free TCP port on 127.0.0.1 (free when asked; etcd binds it right after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** One etcd member: start(), stop() or kill(), start() again on the same data and ports. */

@@ -4,11 +4,11 @@
 // Default: 20 seeds × 1,000 commands; PD3_DIFF_COMMANDS (per seed) and PD3_DIFF_SEEDS run longer.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '../dist/cli/logger.js';
+import { freePort } from '../dist/examples/harness/processes.js';
 import { startKv, type KvServer } from '../dist/examples/pd3-kv/index.js';
 import { optionalProgram } from './optional-program.js';
 import { DiffCommands, type DiffCommand } from './redis-diff-commands.js';
@@ -18,14 +18,6 @@ const REDIS_SERVER = optionalProgram({ name: 'redis-server', debianPackage: 'red
 const SEEDS = Number(process.env.PD3_DIFF_SEEDS ?? 20);
 const COMMANDS = Number(process.env.PD3_DIFF_COMMANDS ?? 1000);
 const quiet = new Logger('pd3-kv', 'error');
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function connectRetrying(port: number): Promise<RawRespClient> {
   for (let i = 0; ; ++i) {

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../dist/examples/harness/processes.js';
 import { resp, type AccessOp } from '../dist/parsers/index.js';
 import { optionalProgram } from './optional-program.js';
 
@@ -16,16 +17,6 @@ const REDIS_BENCHMARK = optionalProgram({ name: 'redis-benchmark', debianPackage
 /** A key and op as the test expects them. */
 type Expected = [key: string, op: AccessOp];
 
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  s.listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const port = (s.address() as net.AddressInfo).port;
-  s.close();
-  await once(s, 'close');
-  return port;
-}
 
 /** Forwards both ways to the server and records each connection's client→server bytes. */
 class RecordingProxy {

@@ -91,7 +91,9 @@ for (let done = 0; done < ALLOCATIONS;) {
     say({ pause: 'leave' });
     await awaitGo();
   }
-  const wave = Math.min(SEGMENTS, ALLOCATIONS - done, [JOIN_AT, LEAVE_AT, ALLOCATIONS].filter((p) => p > done).reduce((a, b) => Math.min(a, b)) - done);
+  // Up to the next pause or the end, whichever comes first.
+  const nextStop = Math.min(...[JOIN_AT, LEAVE_AT, ALLOCATIONS].filter((p) => p > done));
+  const wave = Math.min(SEGMENTS, nextStop - done);
   await Promise.all(hosts.slice(0, wave).map((h) => allocateOne(h, nextSize())));
   done += wave;
 }

@@ -4,7 +4,6 @@
 // client), and read the app's miss counters.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ import { Redis } from 'ioredis';
 import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.js';
 import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
 import { spawnOnSide } from './core-layout.js';
-import { startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
+import { freePort, startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
 import { runLoadgen, type LoadgenResult } from './loadgen.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -70,14 +69,6 @@ export interface RunSpec {
   agentArgs: string[];
   /** Every app in pd3 mode: --zone-wait-us (absent: each app's default). */
   zoneWaitUs?: number;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

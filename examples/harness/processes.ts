@@ -2,6 +2,7 @@
 // tests, waits for their "ready" log line, and stops them (always: SIGKILL after a grace period).
 import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { spawnOnSide, type Side } from './core-layout.js';
 
@@ -28,6 +29,16 @@ const live = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now (the caller binds it next; another
+ *  process could take it in between, which loopback tests and benchmarks accept). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
 
 /** Asks every daemon still running to stop (SIGTERM: they release what they hold, segments
  *  included), and resolves once all are gone or `graceMs` passed (the rest are then SIGKILLed). */

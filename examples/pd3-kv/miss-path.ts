@@ -16,7 +16,7 @@ export interface MissPath {
   /** Batched modes that fetch a batch's misses their own way (pd3: the Loading Zone first, then
    *  reads): calls `settle` once for each miss (its value, null for another key's record, or the
    *  read's error) and resolves after the last. Absent: the executor fetch()es each miss. */
-  fetchAll?(misses: readonly RecordMiss[], settle: (miss: RecordMiss, value: Buffer | null | Error) => void): Promise<void>;
+  fetchAll?(misses: readonly RecordMiss[], settle: (miss: RecordMiss, value: MissOutcome) => void): Promise<void>;
 }
 
 /** What settles a miss: the record's value, null (another key's record), or the read's error. */

@@ -571,10 +571,9 @@ int Engine::link_for_region(uint16_t region, int* status) const {
 int Engine::pick_allocate_link(uint32_t size, uint32_t tried, bool retry) {
   candidates_.resize(links_.size());
   for (size_t li = 0; li < links_.size(); ++li) candidates_[li] = {links_[li]->up(), links_[li]->free_bytes()};
-  const uint64_t skips = placement_.refraction_skips();
   // A retry only goes where it may fit; a first try goes anywhere up (the estimate may be stale).
   const int li = placement_.pick(candidates_, tried, retry ? size : 0, now_ns());
-  if (placement_.refraction_skips() != skips) bump(counters_.placement_refraction_skips);
+  set(counters_.placement_refraction_skips, placement_.refraction_skips());  // placement_ counts them
   return li;
 }
 
