@@ -63,6 +63,10 @@ export interface NativeConstants {
   readonly SIZEOF_HELLO: number;
   readonly SIZEOF_HELLO_REPLY: number;
   readonly TOKEN_MAX: number;
+  readonly TENANT_MAX: number;
+  readonly TENANT_CREDENTIAL_LEN: number;
+  /** What a tenant credential's HMAC covers before the tenant name (pd3/transport.h). */
+  readonly TENANT_CREDENTIAL_CONTEXT: string;
   readonly REGION_SERVER_BITS: number;
   readonly REGION_LOCAL_BITS: number;
   readonly MAX_SERVERS: number;

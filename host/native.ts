@@ -17,6 +17,7 @@ export interface NativeCreateOptions {
   directOnly?: boolean;
   directServers?: string;
   directToken?: string;
+  directTenant?: string;
   directTimeoutMs?: number;
   directPlacement?: PlacementPolicy;
   directRefractionMs?: number;

@@ -30,8 +30,12 @@ export interface Pd3HostOptions {
   directOnly?: boolean;
   /** Memory servers for direct mode, as "host:port". */
   directServers?: string[];
-  /** The memory servers' auth token, for direct mode. */
+  /** The memory servers' auth token, for direct mode: the cluster token, or with `directTenant`
+   *  the tenant's credential (`pd3-memserver credential --tenant NAME`). */
   directToken?: string;
+  /** Direct mode: the tenant this app is (default: the default tenant). Its connections reach only
+   *  the tenant's own regions and keys (docs/pool.md "Tenants and credentials"). */
+  directTenant?: string;
   /** Direct mode: connect + hello deadline (default 1000 ms). */
   directTimeoutMs?: number;
   /** Direct mode: where a new region goes (default 'p2c': of two servers drawn at random, the one
@@ -119,6 +123,7 @@ export class Pd3Host {
       directOnly: options.directOnly,
       directServers: options.directServers?.join(','),
       directToken: options.directToken,
+      directTenant: options.directTenant,
       directTimeoutMs: options.directTimeoutMs,
       directPlacement: options.directPlacement,
       directRefractionMs: options.directRefractionMs,

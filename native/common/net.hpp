@@ -33,10 +33,12 @@ uint64_t now_ns();
 // Returns PD3_OK, PD3_E_UNAVAILABLE (refused, unreachable, resolution failed) or PD3_E_TIMEOUT.
 int tcp_connect(const Endpoint& ep, int timeout_ms, int* fd);
 
-// Client side of the hello on a connected non-blocking socket: sends HELLO with `token` and waits
-// up to `timeout_ms` for the HELLO_REPLY. Returns PD3_OK, PD3_E_AUTH, PD3_E_BAD_VERSION,
-// PD3_E_PROTOCOL, PD3_E_UNAVAILABLE (connection closed) or PD3_E_TIMEOUT.
-int client_hello(int fd, std::string_view token, int timeout_ms, pd3_hello_reply* reply);
+// Client side of the hello on a connected non-blocking socket: sends HELLO for `tenant` ("" = the
+// default tenant) with `token` and waits up to `timeout_ms` for the HELLO_REPLY. Returns PD3_OK,
+// PD3_E_INVAL (token too long, bad tenant name), PD3_E_AUTH, PD3_E_BAD_VERSION, PD3_E_PROTOCOL,
+// PD3_E_UNAVAILABLE (connection closed) or PD3_E_TIMEOUT.
+[[nodiscard]] int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms,
+                               pd3_hello_reply* reply);
 
 // Writes all of buf to a non-blocking socket, waiting up to `timeout_ms` for room.
 // Returns PD3_OK, PD3_E_UNAVAILABLE or PD3_E_TIMEOUT.

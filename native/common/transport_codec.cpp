@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/tenant_credential.hpp"
 #include "pd3/status.h"
 
 // The sizes transport.h states for the prefetch records.
@@ -129,32 +130,41 @@ uint64_t response_space(const TransportRequest& req) {
   }
 }
 
-bool encode_hello(std::string_view token, std::vector<uint8_t>* out) {
-  if (token.size() > PD3_TOKEN_MAX) return false;
+bool encode_hello(std::string_view token, std::string_view tenant, std::vector<uint8_t>* out) {
+  if (token.size() > PD3_TOKEN_MAX || !valid_tenant_name(tenant)) return false;
   FrameBuilder b(out);
   b.begin(PD3_FRAME_HELLO, 0);
-  const pd3_hello h{PD3_TRANSPORT_MAGIC, PD3_TRANSPORT_VERSION, uint16_t(token.size())};
+  const pd3_hello h{PD3_TRANSPORT_MAGIC, PD3_TRANSPORT_VERSION, uint16_t(token.size()), uint16_t(tenant.size()), 0};
   b.raw(&h, sizeof h, 0);
   b.raw(token.data(), token.size(), 0);
+  b.raw(tenant.data(), tenant.size(), 0);
   b.finish();
   return true;
 }
 
-int check_hello(const uint8_t* body, size_t len, std::string_view token) {
+int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant) {
   pd3_hello h;
   if (len < sizeof h) return fail(PD3_E_PROTOCOL, "hello of %zu bytes is too short", len);
   std::memcpy(&h, body, sizeof h);
   if (h.magic != PD3_TRANSPORT_MAGIC) return fail(PD3_E_PROTOCOL, "hello magic %#x is not PD3T", h.magic);
-  if (h.token_len > PD3_TOKEN_MAX || len != sizeof h + h.token_len)
-    return fail(PD3_E_PROTOCOL, "hello token length %u does not match the frame", unsigned(h.token_len));
   if (h.version != PD3_TRANSPORT_VERSION)
     return fail(PD3_E_BAD_VERSION, "client speaks transport version %u, server %u", unsigned(h.version),
                 PD3_TRANSPORT_VERSION);
+  if (h.token_len > PD3_TOKEN_MAX || h.tenant_len > PD3_TENANT_MAX || h.reserved != 0 ||
+      len != sizeof h + h.token_len + h.tenant_len)
+    return fail(PD3_E_PROTOCOL, "hello token length %u and tenant length %u do not match the frame",
+                unsigned(h.token_len), unsigned(h.tenant_len));
+  const std::string_view claimed(reinterpret_cast<const char*>(body) + sizeof h + h.token_len, h.tenant_len);
+  if (!valid_tenant_name(claimed)) return fail(PD3_E_PROTOCOL, "hello names an invalid tenant");
+  const std::string expected = cluster_token.empty() ? std::string() : tenant_credential(cluster_token, claimed);
   // Constant time in the token's bytes: the comparison does not stop at the first difference.
-  unsigned diff = h.token_len != token.size();
+  unsigned diff = h.token_len != expected.size();
   const uint8_t* got = body + sizeof h;
-  for (size_t i = 0; i < h.token_len; ++i) diff |= got[i] ^ uint8_t(i < token.size() ? token[i] : 0);
-  if (diff != 0) return fail(PD3_E_AUTH, "wrong auth token");
+  for (size_t i = 0; i < h.token_len; ++i) diff |= got[i] ^ uint8_t(i < expected.size() ? expected[i] : 0);
+  if (diff != 0)
+    return claimed.empty() ? fail(PD3_E_AUTH, "wrong auth token")
+                           : fail(PD3_E_AUTH, "wrong credential for tenant %.*s", int(claimed.size()), claimed.data());
+  tenant->assign(claimed);
   return PD3_OK;
 }
 

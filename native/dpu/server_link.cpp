@@ -87,7 +87,8 @@ int ServerLink::on_connected() {
   const int one = 1;
   setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   std::vector<uint8_t> hello;
-  if (!encode_hello(options_.token, &hello)) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
+  if (!encode_hello(options_.token, options_.tenant, &hello))
+    return fail(PD3_E_INVAL, "auth token longer than %u bytes, or a bad tenant name", PD3_TOKEN_MAX);
   outgoing_.push_back(Outgoing{std::move(hello), 0});
   state_ = LinkState::kHello;
   return write_out();

@@ -20,7 +20,8 @@ namespace pd3 {
 
 // Settings every link of one engine shares.
 struct LinkOptions {
-  std::string token;
+  std::string token;   // the cluster token, or the tenant's credential
+  std::string tenant;  // whose regions and keys the links reach; "" = the default tenant
   uint32_t max_batch_records = 4096;
   uint32_t max_batch_bytes = 1u << 20;
   uint32_t max_outstanding = 8;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/tenant_credential.hpp"
 #include "common/atomics.hpp"
 #include "common/doorbell.hpp"
 #include "common/error.hpp"
@@ -64,6 +65,8 @@ int validate(const EngineOptions& o) {
   for (const Endpoint& ep : o.servers)
     if (ep.host.empty() || ep.port == 0) return fail(PD3_E_INVAL, "memory server '%s' is not host:port", ep.str().c_str());
   if (o.token.size() > PD3_TOKEN_MAX) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
+  if (!valid_tenant_name(o.tenant))
+    return fail(PD3_E_INVAL, "tenant '%s' is not 1..%u characters of [A-Za-z0-9._-]", o.tenant.c_str(), PD3_TENANT_MAX);
   if (o.max_batch_records == 0 || o.max_batch_records > PD3_MAX_INFLIGHT)
     return fail(PD3_E_INVAL, "max_batch_records %u outside [1, %u]", o.max_batch_records, PD3_MAX_INFLIGHT);
   if (o.max_batch_bytes < sizeof(pd3_frame) + sizeof(pd3_request) || o.max_batch_bytes > PD3_FRAME_MAX_LIMIT)
@@ -216,6 +219,7 @@ int Engine::init() {
   if (!epoll_.valid()) return fail(PD3_E_SYS, "epoll_create1: %s", strerror(errno));
   LinkOptions lo;
   lo.token = options_.token;
+  lo.tenant = options_.tenant;
   lo.max_batch_records = options_.max_batch_records;
   lo.max_batch_bytes = options_.max_batch_bytes;
   lo.max_outstanding = options_.max_outstanding;

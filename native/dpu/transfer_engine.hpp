@@ -20,7 +20,8 @@ namespace pd3 {
 struct EngineOptions {
   std::string segment;                 // host segment name (/dev/shm/<name>)
   std::vector<Endpoint> servers;       // memory servers; each announces its server id in the hello
-  std::string token;                   // auth token sent in every hello
+  std::string token;                   // auth token sent in every hello: cluster token or tenant credential
+  std::string tenant;                  // the tenant the host segment's app is; "" = the default tenant
   uint32_t max_batch_records = 4096;   // records per request frame at most
   uint32_t max_batch_bytes = 1u << 20; // request frame bytes at most
   uint32_t batch_delay_us = 0;         // hold a small batch at most this long for company (0: never)

@@ -37,7 +37,7 @@ int DirectPath::ensure_connected_locked(Link& l) {
   int rc = tcp_connect(l.endpoint, int(options_.timeout_ms), &fd);
   pd3_hello_reply reply{};
   if (rc == PD3_OK) {
-    rc = client_hello(fd, options_.token, int(options_.timeout_ms), &reply);
+    rc = client_hello(fd, options_.token, options_.tenant, int(options_.timeout_ms), &reply);
     if (rc != PD3_OK) ::close(fd);
   }
   if (rc != PD3_OK) {

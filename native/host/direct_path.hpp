@@ -21,7 +21,8 @@ namespace pd3 {
 // How the direct path reaches the memory servers.
 struct DirectOptions {
   std::vector<Endpoint> servers;
-  std::string token;
+  std::string token;               // the cluster token, or the tenant's credential
+  std::string tenant;              // "" = the default tenant
   uint32_t timeout_ms = 1000;      // connect + hello deadline
   uint32_t retry_ms = 100;         // after a failed connect, fail fast for this long before retrying
   uint32_t request_timeout_ms = 2000;  // a server that answers nothing for this long is dropped

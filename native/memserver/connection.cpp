@@ -117,8 +117,9 @@ bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
     refuse(why.c_str());
     return false;
   }
+  std::string tenant;
   const int rc = hdr.count != 0 ? fail(PD3_E_PROTOCOL, "hello frame with count %u", hdr.count)
-                                : check_hello(body, hdr.length - sizeof hdr, ctx_.options.token);
+                                : check_hello(body, hdr.length - sizeof hdr, ctx_.options.token, &tenant);
   pd3_hello_reply reply{};
   reply.version = PD3_TRANSPORT_VERSION;
   if (rc != PD3_OK) {  // a refused client learns the status and our version, nothing about the store
@@ -135,6 +136,10 @@ bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
   reply.capacity = ctx_.store.capacity();
   reply.free_bytes = ctx_.store.free_bytes();
   encode_hello_reply(reply, &out_.bytes());
+  tenant_ = Tenant::named(tenant);
+  if (!tenant.empty())
+    ctx_.log.log(LogLevel::kInfo, "conn.tenant", "conn %llu %s: tenant %s", (unsigned long long)id_, peer_.c_str(),
+                 tenant.c_str());
   phase_ = Phase::kServing;
   return true;
 }
@@ -168,7 +173,7 @@ bool Connection::execute_frame(const pd3_frame& hdr, const uint8_t* body, size_t
     const uint64_t need = response_space(req);
     if (need <= budget) {
       budget -= need;
-      ctx_.store.execute(req, &b);
+      ctx_.store.execute(req, tenant_, &b);
     } else {
       answer_too_big(req, &b);
       ++ctx_.stats.too_big_records;

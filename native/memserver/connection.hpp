@@ -9,6 +9,7 @@
 
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
+#include "memserver/tenant.hpp"
 #include "memserver/mem_store.hpp"
 #include "common/unique_fd.hpp"
 
@@ -89,6 +90,7 @@ class Connection {
   bool peer_done_ = false;  // the peer closed its side (or the socket failed): no more input
   bool paused_ = false;     // unsent responses passed max_output_bytes: no reading until they drain
   uint64_t frames_ = 0;
+  Tenant tenant_;  // whom the hello admitted: every request runs for this tenant
 };
 
 }  // namespace pd3

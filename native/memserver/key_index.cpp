@@ -241,6 +241,25 @@ bool KeyIndex::erase(uint64_t hash) {
   return true;
 }
 
+uint64_t KeyIndex::erase_if(const std::function<bool(uint64_t address)>& drop) {
+  Slot* t = table();
+  Header* hd = header();
+  uint64_t removed = 0, lo = UINT64_MAX, hi = 0;
+  for (uint64_t i = 0; i <= mask_; ++i) {
+    if (t[i].hash <= kTombstone || !drop(t[i].address)) continue;
+    t[i] = Slot{kTombstone, 0};
+    ++removed;
+    if (i < lo) lo = i;
+    hi = i + 1;
+  }
+  if (removed == 0) return 0;
+  hd->keys -= removed;
+  hd->tombstones += removed;
+  mark_dirty(kHeaderBytes + lo * sizeof(Slot), kHeaderBytes + hi * sizeof(Slot));
+  mark_dirty(0, sizeof(Header));
+  return removed;
+}
+
 int KeyIndex::sync(uint64_t* flushes) {
   if (!track_dirty_ || dirty_lo_ >= dirty_hi_) return PD3_OK;
   if (int rc = memory_.flush(dirty_lo_, dirty_hi_); rc != PD3_OK) return rc;

@@ -49,6 +49,9 @@ class KeyIndex {
   bool find(uint64_t hash, uint64_t* address) const;
   // Removes `hash`; true if it was present.
   bool erase(uint64_t hash);
+  // Removes every entry whose address `drop` accepts (one pass over the table; the slots become
+  // tombstones, cleared by the next rebuild). Returns how many were removed.
+  uint64_t erase_if(const std::function<bool(uint64_t address)>& drop);
 
   // In a durable data directory: writes what changed since the last call back to the file and
   // waits — one msync over the changed span, since each msync costs a journal commit while the

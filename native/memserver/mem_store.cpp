@@ -2,6 +2,7 @@
 // records against the region table and the key→address index (docs/architecture.md §9).
 #include "memserver/mem_store.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -30,7 +31,10 @@ class Store final : public MemStore {
 
   int open_parts();
 
-  void execute(const TransportRequest& req, FrameBuilder* out) override;
+  using MemStore::execute;
+  void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) override;
+  int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) override;
+  std::vector<TenantUsage> tenant_usage() const override { return regions_.usage(); }
   int sync() override;
   MemStoreStats stats() const override;
   const RecordParser& record_parser() const override { return records_; }
@@ -42,15 +46,18 @@ class Store final : public MemStore {
   }
 
  private:
-  void read(const TransportRequest& req, FrameBuilder* out);
-  void write(const TransportRequest& req, FrameBuilder* out);
-  void prefetch(const TransportRequest& req, FrameBuilder* out);
-  void control(const TransportRequest& req, FrameBuilder* out);
+  void read(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
+  void write(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
+  void prefetch(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
+  void control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
   void stats_text(const TransportRequest& req, FrameBuilder* out);
+  // The region `id` if `tenant` owns it, or nullptr after answering PD3_E_BAD_REGION or
+  // PD3_E_FORBIDDEN.
+  Region* owned_region(const TransportRequest& req, uint16_t id, const Tenant& tenant, FrameBuilder* out);
   // The region [offset, offset + size) of a READ / WRITE lies in, or nullptr after answering with
   // the error.
-  Region* checked_range(const TransportRequest& req, FrameBuilder* out);
-  void index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
+  Region* checked_range(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
+  void index_records(const Tenant& tenant, uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
   void error(const TransportRequest& req, int status, FrameBuilder* out);
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
 
@@ -83,21 +90,32 @@ void Store::error(const TransportRequest& req, int status, FrameBuilder* out) {
   out->response(req.op_id, status, 0, nullptr, 0);
 }
 
-void Store::execute(const TransportRequest& req, FrameBuilder* out) {
+void Store::execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   switch (req.op()) {
-    case PD3_OP_READ: return read(req, out);
-    case PD3_OP_WRITE: return write(req, out);
-    case PD3_OP_PREFETCH: return prefetch(req, out);
-    default: return control(req, out);  // op is 2 bits: PD3_OP_CONTROL
+    case PD3_OP_READ: return read(req, tenant, out);
+    case PD3_OP_WRITE: return write(req, tenant, out);
+    case PD3_OP_PREFETCH: return prefetch(req, tenant, out);
+    default: return control(req, tenant, out);  // op is 2 bits: PD3_OP_CONTROL
   }
 }
 
-Region* Store::checked_range(const TransportRequest& req, FrameBuilder* out) {
-  Region* region = regions_.find(req.region);
+Region* Store::owned_region(const TransportRequest& req, uint16_t id, const Tenant& tenant, FrameBuilder* out) {
+  Region* region = regions_.find(id);
   if (region == nullptr) {
     error(req, PD3_E_BAD_REGION, out);
     return nullptr;
   }
+  if (region->tenant != tenant.name) {
+    ++stats_.tenant_refusals;
+    error(req, PD3_E_FORBIDDEN, out);
+    return nullptr;
+  }
+  return region;
+}
+
+Region* Store::checked_range(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
+  Region* region = owned_region(req, req.region, tenant, out);
+  if (region == nullptr) return nullptr;
   if (req.size == 0) {
     error(req, PD3_E_INVAL, out);
     return nullptr;
@@ -109,31 +127,31 @@ Region* Store::checked_range(const TransportRequest& req, FrameBuilder* out) {
   return region;
 }
 
-void Store::read(const TransportRequest& req, FrameBuilder* out) {
+void Store::read(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   ++stats_.reads;
-  const Region* region = checked_range(req, out);
+  const Region* region = checked_range(req, tenant, out);
   if (region == nullptr) return;
   out->response(req.op_id, PD3_OK, req.size, region->bytes() + req.offset, req.size);
   stats_.read_bytes += req.size;
 }
 
-void Store::write(const TransportRequest& req, FrameBuilder* out) {
+void Store::write(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   ++stats_.writes;
-  Region* region = checked_range(req, out);
+  Region* region = checked_range(req, tenant, out);
   if (region == nullptr) return;
   if (req.data_len != req.size || req.data == nullptr) return error(req, PD3_E_INVAL, out);  // not from decode_request
   std::memcpy(region->bytes() + req.offset, req.data, req.size);
   regions_.mark_written(region, req.offset, uint64_t(req.offset) + req.size);
-  index_records(region->id, req.offset, req.data, req.size);
+  index_records(tenant, region->id, req.offset, req.data, req.size);
   stats_.write_bytes += req.size;
   out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
 }
 
-void Store::index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
+void Store::index_records(const Tenant& tenant, uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
   // Only records wholly inside the written bytes, parsed from the first written byte: the parser
   // never sees a byte outside them (docs/memserver.md: records straddling a write's ends).
   records_.for_each_record(bytes, len, [&](const pd3_record_key& k) {
-    const uint64_t hash = key_hash64(bytes + k.key_off, k.key_len);
+    const uint64_t hash = tenant.key_hash(bytes + k.key_off, k.key_len);
     // A failed put (index growth out of memory or disk) leaves the key out of the index: its
     // prefetches miss, and no older address of the key can answer for it.
     index_->put(hash, pack_address(region, uint32_t(offset + k.record_off)));
@@ -146,7 +164,7 @@ void Store::prefetch_miss(const TransportRequest& req, FrameBuilder* out) {
   out->prefetch_response(req.op_id, PD3_E_NOT_FOUND, req.data, uint16_t(req.data_len), 0, nullptr, 0);
 }
 
-void Store::prefetch(const TransportRequest& req, FrameBuilder* out) {
+void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   ++stats_.prefetches;
   const uint8_t* key = req.data;
   const uint32_t key_len = req.data_len;
@@ -155,16 +173,17 @@ void Store::prefetch(const TransportRequest& req, FrameBuilder* out) {
     out->prefetch_response(req.op_id, PD3_E_INVAL, nullptr, 0, 0, nullptr, 0);
     return;
   }
-  const uint64_t hash = key_hash64(key, key_len);
+  const uint64_t hash = tenant.key_hash(key, key_len);
   uint64_t address = 0;
   if (!index_->find(hash, &address)) return prefetch_miss(req, out);
   // The index only says where the key's record was last written: the bytes there must still parse
   // as a record of exactly this key (they may have been overwritten, or the region freed or reused
-  // since). The record is re-parsed alone, from its first byte to the region's end.
+  // since), in a region of this tenant (a salted hash may collide with another tenant's: never
+  // answer with its bytes). The record is re-parsed alone, from its first byte to the region's end.
   const Region* region = regions_.find(address_region(address));
   const uint32_t at = address_offset(address);
   pd3_record_key k;
-  if (region == nullptr || at >= region->capacity ||
+  if (region == nullptr || region->tenant != tenant.name || at >= region->capacity ||
       !records_.record_at_start(region->bytes() + at, region->capacity - at, &k) || k.key_len != key_len ||
       std::memcmp(region->bytes() + at + k.key_off, key, key_len) != 0) {
     index_->erase(hash);
@@ -181,18 +200,19 @@ void Store::prefetch(const TransportRequest& req, FrameBuilder* out) {
                          value_len);
 }
 
-void Store::control(const TransportRequest& req, FrameBuilder* out) {
+void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   ++stats_.controls;
   switch (req.region) {
     case PD3_CTL_ALLOCATE: {
       Region* region = nullptr;
-      if (int rc = regions_.allocate(req.size, &region); rc != PD3_OK) return error(req, rc, out);
+      if (int rc = regions_.allocate(req.size, tenant.name, &region); rc != PD3_OK) return error(req, rc, out);
       const pd3_alloc_reply reply{region->id, 0, region->capacity};
       out->response(req.op_id, PD3_OK, sizeof reply, &reply, sizeof reply);
       return;
     }
     case PD3_CTL_DEALLOCATE: {
       if (req.offset > UINT16_MAX) return error(req, PD3_E_BAD_REGION, out);
+      if (owned_region(req, uint16_t(req.offset), tenant, out) == nullptr) return;
       if (int rc = regions_.deallocate(uint16_t(req.offset)); rc != PD3_OK) return error(req, rc, out);
       out->response(req.op_id, PD3_OK, 0, nullptr, 0);
       return;
@@ -210,12 +230,39 @@ void Store::stats_text(const TransportRequest& req, FrameBuilder* out) {
       "server_id=%u regions=%" PRIu64 " allocated_bytes=%" PRIu64 " capacity=%" PRIu64 " free_bytes=%" PRIu64
       " index_keys=%" PRIu64 " index_bytes=%" PRIu64 " reads=%" PRIu64 " writes=%" PRIu64 " prefetches=%" PRIu64
       " controls=%" PRIu64 " read_bytes=%" PRIu64 " write_bytes=%" PRIu64 " errors=%" PRIu64
-      " prefetch_not_found=%" PRIu64 " syncs=%" PRIu64 " record_parser_rejects=%" PRIu64,
+      " prefetch_not_found=%" PRIu64 " syncs=%" PRIu64 " record_parser_rejects=%" PRIu64
+      " tenant_refusals=%" PRIu64 " reclaimed_regions=%" PRIu64 " reclaimed_bytes=%" PRIu64,
       unsigned(options_.server_id), s.regions, s.allocated_bytes, s.capacity, free_bytes(), s.index_keys, s.index_bytes,
       s.reads, s.writes, s.prefetches, s.controls, s.read_bytes, s.write_bytes, s.errors, s.prefetch_not_found, s.syncs,
-      s.record_parser_rejects);
+      s.record_parser_rejects, s.tenant_refusals, s.reclaimed_regions, s.reclaimed_bytes);
   const uint32_t len = n < 0 ? 0 : uint32_t(n) < sizeof text ? uint32_t(n) : uint32_t(sizeof text - 1);
   out->response(req.op_id, PD3_OK, len, text, len);
+}
+
+int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
+  const std::vector<uint16_t> ids = regions_.regions_of(tenant);
+  if (ids.empty()) return PD3_OK;
+  int rc = PD3_OK;
+  std::vector<uint16_t> gone;
+  for (const uint16_t id : ids) {
+    const uint32_t bytes = regions_.find(id)->capacity;
+    if (rc = regions_.deallocate(id); rc != PD3_OK) break;
+    gone.push_back(id);
+    ++freed->regions;
+    freed->bytes += bytes;
+    ++stats_.reclaimed_regions;
+    stats_.reclaimed_bytes += bytes;
+  }
+  // Entries into freed regions would only miss at a prefetch, but they hold index slots until the
+  // next rebuild, and a dead tenant's may be many: drop them now.
+  if (!gone.empty()) {
+    ++stats_.tenants_reclaimed;
+    freed->index_entries += index_->erase_if([&](uint64_t address) {
+      const uint16_t region = address_region(address);
+      return std::binary_search(gone.begin(), gone.end(), region);  // regions_of lists them in id order
+    });
+  }
+  return rc;
 }
 
 int Store::sync() {

@@ -10,6 +10,8 @@
 
 #include "common/transport_codec.hpp"
 #include "memserver/record_parser.hpp"
+#include "memserver/region_table.hpp"
+#include "memserver/tenant.hpp"
 #include "parsers/plugin_loader.hpp"
 
 namespace pd3 {
@@ -46,6 +48,16 @@ struct MemStoreStats {
   uint64_t prefetch_not_found = 0;
   uint64_t syncs = 0;             // msync calls made
   uint64_t record_parser_rejects = 0;  // parse_record answers of a plug-in refused (RecordParser)
+  uint64_t tenant_refusals = 0;   // requests refused PD3_E_FORBIDDEN: a region of another tenant
+  uint64_t tenants_reclaimed = 0; // reclaim_tenant calls that freed anything
+  uint64_t reclaimed_regions = 0, reclaimed_bytes = 0;
+};
+
+// What reclaim_tenant freed.
+struct ReclaimResult {
+  uint64_t regions = 0;
+  uint64_t bytes = 0;
+  uint64_t index_entries = 0;  // key index entries dropped with them
 };
 
 // Storage of one memory server.
@@ -58,10 +70,21 @@ class MemStore {
   static int open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out);
   virtual ~MemStore() = default;
 
-  // Executes one request record and appends exactly one response record to `out` (its encoding
-  // per pd3/transport.h). Never fails as a call: errors become the response's status
-  // (PD3_E_BAD_REGION, PD3_E_RANGE, PD3_E_BAD_OP, PD3_E_NOSPACE, PD3_E_NOT_FOUND, ...).
-  virtual void execute(const TransportRequest& req, FrameBuilder* out) = 0;
+  // Executes one request record for `tenant` and appends exactly one response record to `out` (its
+  // encoding per pd3/transport.h). Never fails as a call: errors become the response's status
+  // (PD3_E_BAD_REGION, PD3_E_RANGE, PD3_E_BAD_OP, PD3_E_NOSPACE, PD3_E_NOT_FOUND, ...). A READ,
+  // WRITE or DEALLOCATE of another tenant's region is answered PD3_E_FORBIDDEN, and a PREFETCH
+  // finds only keys written into the tenant's own regions.
+  virtual void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) = 0;
+  // The same for the default tenant.
+  void execute(const TransportRequest& req, FrameBuilder* out) { execute(req, Tenant{}, out); }
+
+  // Frees every region of `tenant` (memory, backing file) and drops their key index entries: the
+  // pool's reclamation of a client that died (docs/pool.md). Returns PD3_OK or PD3_E_SYS (a file
+  // could not be removed; the regions freed before it stay freed). Adds what was freed to *freed.
+  [[nodiscard]] virtual int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) = 0;
+  // Regions and bytes per tenant.
+  virtual std::vector<TenantUsage> tenant_usage() const = 0;
 
   // Makes every write executed since the last call durable per SyncMode (called once per frame,
   // before its response is sent). Returns PD3_OK or PD3_E_SYS.

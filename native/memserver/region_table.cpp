@@ -1,10 +1,13 @@
 // region_table.cpp — see region_table.hpp.
 #include "memserver/region_table.hpp"
 
+#include <cassert>
+#include <map>
 #include <string>
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/tenant_credential.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
@@ -14,14 +17,23 @@ constexpr const char* kFilePrefix = "region-";
 constexpr const char* kFileSuffix = ".pd3";
 }  // namespace
 
-std::string RegionTable::file_name(uint32_t local) { return kFilePrefix + std::to_string(local) + kFileSuffix; }
+std::string RegionTable::file_name(uint32_t local, const std::string& tenant) {
+  // '@' is outside the tenant alphabet, so the name splits back unambiguously.
+  return kFilePrefix + std::to_string(local) + (tenant.empty() ? "" : "@" + tenant) + kFileSuffix;
+}
 
-uint32_t RegionTable::parse_file_name(const std::string& name) {
+uint32_t RegionTable::parse_file_name(const std::string& name, std::string* tenant) {
   const std::string prefix = kFilePrefix, suffix = kFileSuffix;
   if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return 0;
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  std::string owner;
+  if (const size_t at = digits.find('@'); at != std::string::npos) {
+    owner = digits.substr(at + 1);
+    digits.resize(at);
+    if (owner.empty() || !valid_tenant_name(owner)) return 0;
+  }
   if (digits.size() > 4) return 0;
   uint32_t local = 0;
   for (char c : digits) {
@@ -29,7 +41,8 @@ uint32_t RegionTable::parse_file_name(const std::string& name) {
     local = local * 10 + uint32_t(c - '0');
   }
   // Only the canonical spelling counts ("region-07.pd3" is not region 7's file).
-  if (local == 0 || local > PD3_REGION_LOCAL_MAX || file_name(local) != name) return 0;
+  if (local == 0 || local > PD3_REGION_LOCAL_MAX || file_name(local, owner) != name) return 0;
+  *tenant = std::move(owner);
   return local;
 }
 
@@ -38,8 +51,12 @@ int RegionTable::load() {
   std::vector<std::string> names;
   if (int rc = dir_->list(&names); rc != PD3_OK) return rc;
   for (const std::string& name : names) {
-    const uint32_t local = parse_file_name(name);
+    std::string tenant;
+    const uint32_t local = parse_file_name(name, &tenant);
     if (local == 0) continue;
+    if (regions_[local] != nullptr)
+      return fail(PD3_E_CORRUPT, "data_dir %s holds two files of region %u (%s and %s)", dir_->path().c_str(),
+                  unsigned(local), file_name(local, regions_[local]->tenant).c_str(), name.c_str());
     auto region = std::make_unique<Region>();
     uint64_t size = 0;
     if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) return rc;
@@ -48,6 +65,7 @@ int RegionTable::load() {
                   dir_->path().c_str(), name.c_str(), (unsigned long long)size, kAlign, kAlign, kMaxCapacity);
     region->id = pd3_region_id(server_id_, local);
     region->capacity = uint32_t(size);
+    region->tenant = std::move(tenant);
     add(std::move(region));
   }
   return PD3_OK;
@@ -64,7 +82,8 @@ void RegionTable::add(std::unique_ptr<Region> region) {
   regions_[pd3_region_local(region->id)] = std::move(region);
 }
 
-int RegionTable::allocate(uint32_t bytes, Region** out) {
+int RegionTable::allocate(uint32_t bytes, const std::string& tenant, Region** out) {
+  assert(valid_tenant_name(tenant));  // the hello admitted only valid names
   if (bytes == 0) return fail(PD3_E_INVAL, "allocation of 0 bytes");
   const uint64_t capacity = (uint64_t(bytes) + kAlign - 1) / kAlign * kAlign;
   if (capacity > kMaxCapacity) return fail(PD3_E_INVAL, "allocation of %u bytes: a region holds at most %u", bytes, kMaxCapacity);
@@ -77,8 +96,9 @@ int RegionTable::allocate(uint32_t bytes, Region** out) {
   auto region = std::make_unique<Region>();
   region->id = pd3_region_id(server_id_, local);
   region->capacity = uint32_t(capacity);
+  region->tenant = tenant;
   const int rc = dir_ != nullptr
-                     ? dir_->create(file_name(local), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
+                     ? dir_->create(file_name(local, tenant), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
                      : Mapping::anonymous(capacity, &region->memory);
   if (rc != PD3_OK) return rc;
   *out = region.get();
@@ -91,12 +111,33 @@ int RegionTable::deallocate(uint16_t id) {
   if (region == nullptr) return fail(PD3_E_BAD_REGION, "deallocate of unknown region %#x", unsigned(id));
   const uint32_t local = pd3_region_local(id);
   if (dir_ != nullptr) {
-    if (int rc = dir_->remove(file_name(local)); rc != PD3_OK) return rc;
+    if (int rc = dir_->remove(file_name(local, region->tenant)); rc != PD3_OK) return rc;
   }
   --count_;
   allocated_ -= region->capacity;
   regions_[local].reset();
   return PD3_OK;
+}
+
+std::vector<uint16_t> RegionTable::regions_of(const std::string& tenant) const {
+  std::vector<uint16_t> ids;
+  for (const auto& region : regions_)
+    if (region != nullptr && region->tenant == tenant) ids.push_back(region->id);
+  return ids;
+}
+
+std::vector<TenantUsage> RegionTable::usage() const {
+  std::map<std::string, TenantUsage> by_tenant;
+  for (const auto& region : regions_) {
+    if (region == nullptr) continue;
+    TenantUsage& u = by_tenant[region->tenant];
+    u.tenant = region->tenant;
+    ++u.regions;
+    u.bytes += region->capacity;
+  }
+  std::vector<TenantUsage> out;
+  for (auto& [name, u] : by_tenant) out.push_back(std::move(u));
+  return out;
 }
 
 void RegionTable::mark_written(Region* region, uint64_t lo, uint64_t hi) {

@@ -1,6 +1,8 @@
 // region_table.hpp — the regions of one memory server: global ids (pd3/transport.h: server bits |
-// local 1..PD3_REGION_LOCAL_MAX), capacity accounting, each region's memory (anonymous, or a file
-// "region-<local>.pd3" in the data directory) and the bytes written since the last sync.
+// local 1..PD3_REGION_LOCAL_MAX), the tenant owning each, capacity accounting, each region's memory
+// (anonymous, or a file in the data directory: "region-<local>.pd3" for the default tenant,
+// "region-<local>@<tenant>.pd3" otherwise, so a region's owner is fixed by the rename that creates
+// it) and the bytes written since the last sync.
 #pragma once
 
 #include <array>
@@ -19,10 +21,18 @@ namespace pd3 {
 struct Region {
   uint16_t id = 0;        // global region id
   uint32_t capacity = 0;  // bytes, a multiple of RegionTable::kAlign
+  std::string tenant;     // the owner: only its connections may touch the region ("" = default tenant)
   Mapping memory;         // exactly `capacity` bytes are used
   uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
   uint64_t dirty_hi = 0;
   uint8_t* bytes() const { return memory.data(); }
+};
+
+// What one tenant holds on a server.
+struct TenantUsage {
+  std::string tenant;
+  uint64_t regions = 0;
+  uint64_t bytes = 0;
 };
 
 // All regions of a server. Single-threaded.
@@ -41,12 +51,16 @@ class RegionTable {
   // The region with this global id, or nullptr (another server's id, local 0, not allocated).
   Region* find(uint16_t id) const;
 
-  // Allocates a region of `bytes` rounded up to kAlign, with the lowest free local id. Returns
-  // PD3_OK, PD3_E_INVAL (0 bytes, or more than kMaxCapacity after rounding), PD3_E_NOSPACE (over
-  // the server's capacity, no free id, or a full disk), PD3_E_NOMEM or PD3_E_SYS.
-  int allocate(uint32_t bytes, Region** out);
+  // Allocates a region of `bytes` rounded up to kAlign for `tenant`, with the lowest free local
+  // id. Returns PD3_OK, PD3_E_INVAL (0 bytes, or more than kMaxCapacity after rounding),
+  // PD3_E_NOSPACE (over the server's capacity, no free id, or a full disk), PD3_E_NOMEM or PD3_E_SYS.
+  [[nodiscard]] int allocate(uint32_t bytes, const std::string& tenant, Region** out);
   // Releases a region, its memory and its file. Returns PD3_OK, PD3_E_BAD_REGION or PD3_E_SYS.
-  int deallocate(uint16_t id);
+  [[nodiscard]] int deallocate(uint16_t id);
+  // Global ids of every region `tenant` owns, in id order.
+  std::vector<uint16_t> regions_of(const std::string& tenant) const;
+  // Regions and bytes per tenant that owns any, in name order.
+  std::vector<TenantUsage> usage() const;
 
   // Records that [lo, hi) of `region` was written (kept only when the data directory is durable).
   void mark_written(Region* region, uint64_t lo, uint64_t hi);
@@ -58,9 +72,10 @@ class RegionTable {
   uint64_t allocated_bytes() const { return allocated_; }
   uint64_t capacity() const { return capacity_; }
 
-  // "region-<local>.pd3"; parse_file_name gives the local id of such a name, or 0.
-  static std::string file_name(uint32_t local);
-  static uint32_t parse_file_name(const std::string& name);
+  // The file of region `local` owned by `tenant`; parse_file_name gives the local id of such a
+  // name and sets *tenant, or returns 0 for any other name.
+  static std::string file_name(uint32_t local, const std::string& tenant);
+  static uint32_t parse_file_name(const std::string& name, std::string* tenant);
 
  private:
   bool durable() const { return dir_ != nullptr && dir_->durable(); }

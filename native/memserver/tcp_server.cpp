@@ -134,6 +134,8 @@ int TcpServer::listen_and_spawn() {
 void TcpServer::stop() {
   std::lock_guard lock(stop_mu_);
   if (!thread_.joinable()) return;
+  // Release: pairs with the loop's acquire load after the wake-up; nothing else is handed over.
+  stop_requested_.store(true, std::memory_order_release);
   const uint64_t one = 1;
   while (::write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
   }
@@ -154,8 +156,14 @@ void TcpServer::run() {
     }
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
-      if (id == kWakeId)
-        stopping = true;
+      if (id == kWakeId) {
+        uint64_t count = 0;
+        while (::read(wake_fd_.get(), &count, sizeof count) < 0 && errno == EINTR) {
+        }
+        // Acquire: pairs with stop()'s release store (the eventfd read is the wake-up, not the flag).
+        stopping = stop_requested_.load(std::memory_order_acquire);
+        if (!stopping) run_commands();
+      }
       else if (id == kListenId)
         accept_all();
       else
@@ -281,17 +289,62 @@ void TcpServer::set_listening(bool on) {
   if (!on) accept_retry_ns_ = now_ns() + kAcceptRetryNs;
 }
 
+void TcpServer::reclaim_tenant(const std::string& tenant) {
+  {
+    std::lock_guard lock(commands_mu_);
+    reclaims_.push_back(tenant);
+  }
+  const uint64_t one = 1;
+  while (::write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
+  }
+}
+
+void TcpServer::run_commands() {
+  std::vector<std::string> reclaims;
+  {
+    std::lock_guard lock(commands_mu_);
+    reclaims.swap(reclaims_);
+  }
+  for (const std::string& tenant : reclaims) {
+    ReclaimResult freed;
+    const int rc = store_->reclaim_tenant(tenant, &freed);
+    if (rc != PD3_OK)
+      log_.log(LogLevel::kError, "tenant.reclaim_failed", "tenant %s: %s (freed %llu regions before it)",
+               tenant.c_str(), pd3_last_error(), (unsigned long long)freed.regions);
+    else if (freed.regions != 0)
+      log_.log(LogLevel::kInfo, "tenant.reclaimed", "tenant %s: freed %llu regions, %llu bytes, %llu index entries",
+               tenant.c_str(), (unsigned long long)freed.regions, (unsigned long long)freed.bytes,
+               (unsigned long long)freed.index_entries);
+  }
+  if (!reclaims.empty()) store_runs_ = ~0ull;  // refresh the store's counters and tenants at publish()
+}
+
+std::vector<TenantUsage> TcpServer::tenants() const {
+  std::lock_guard lock(snapshot_mu_);
+  return snapshot_tenants_;
+}
+
 void TcpServer::publish() {
   live_.connections = conns_.size();
   // The store changes only when frames run, so its counters are fetched only then.
   const uint64_t runs = live_.frames + live_.sync_failures;
+  bool tenants_changed = false;
+  std::vector<TenantUsage> tenants;
   if (runs != store_runs_) {
     live_.store = store_->stats();
     live_.free_bytes = store_->free_bytes();
     store_runs_ = runs;
     report_record_parser_rejects();
+    // Regions change only through CONTROL records or a reclaim.
+    const uint64_t controls = live_.store.controls + live_.store.reclaimed_regions;
+    if (controls != tenants_controls_) {
+      tenants = store_->tenant_usage();
+      tenants_controls_ = controls;
+      tenants_changed = true;
+    }
   }
   std::lock_guard lock(snapshot_mu_);
+  if (tenants_changed) snapshot_tenants_.swap(tenants);
   snapshot_ = live_;
   snapshot_histogram_ = live_histogram_;
 }

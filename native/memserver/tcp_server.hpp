@@ -2,8 +2,10 @@
 // clients, checks their hello and executes their REQUEST frames on the MemStore it owns, in order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,7 +71,14 @@ class TcpServer {
   // Thread-safe snapshots, refreshed by the loop after every pass over its ready sockets.
   TcpServerStats stats() const;
   BatchHistogram batch_histogram() const;
-  // Structured events. info: server.listen, server.stop, conn.open, conn.close; warn: conn.refused
+  // Regions and bytes per tenant, as of the last region allocated or freed. Thread-safe.
+  std::vector<TenantUsage> tenants() const;
+  // Asks the loop to free every region of `tenant` (MemStore::reclaim_tenant) and returns at once;
+  // the loop logs tenant.reclaimed with what it freed, and tenants() then shows the tenant gone.
+  // Thread-safe.
+  void reclaim_tenant(const std::string& tenant);
+  // Structured events. info: server.listen, server.stop, conn.open, conn.close, conn.tenant,
+  // tenant.reclaimed; error: tenant.reclaim_failed; warn: conn.refused
   // (bad hello, no hello in time, max_connections), conn.protocol_error,
   // store.record_parser_rejected (at most every 10 s); error: store.sync_failed,
   // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed.
@@ -88,6 +97,7 @@ class TcpServer {
   int next_timeout_ms() const;
   void set_listening(bool on);
   void publish();
+  void run_commands();
   void report_record_parser_rejects();
 
   TcpServerOptions options_;
@@ -97,6 +107,11 @@ class TcpServer {
   uint16_t port_ = 0;
   std::thread thread_;
   std::mutex stop_mu_;  // serialises stop() callers
+  std::atomic<bool> stop_requested_{false};
+
+  // Work handed to the loop by other threads (wake_fd_ announces it).
+  std::mutex commands_mu_;
+  std::vector<std::string> reclaims_;  // tenants to reclaim, guarded by commands_mu_
 
   // A connection's hello deadline; they are queued in accept order, hence in deadline order.
   struct HelloDeadline {
@@ -120,6 +135,8 @@ class TcpServer {
   // Published copies, read by stats() and batch_histogram().
   mutable std::mutex snapshot_mu_;
   TcpServerStats snapshot_;
+  std::vector<TenantUsage> snapshot_tenants_;
+  uint64_t tenants_controls_ = ~0ull;  // store controls when snapshot_tenants_ was taken
   BatchHistogram snapshot_histogram_{};
 
   // epoll user data of the two non-connection fds; connections get ids from kFirstConnectionId.

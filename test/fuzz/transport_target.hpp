@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/tenant_credential.hpp"
 #include "common/net.hpp"
 #include "fuzz_assert.hpp"
 #include "common/transport_codec.hpp"
@@ -82,10 +83,12 @@ inline int check_frame(const pd3_frame& f, const uint8_t* raw_body) {
       walk<pd3::TransportResponse>(body.data(), len, f.count, pd3::decode_response);
       return 1;
     case PD3_FRAME_HELLO: {
-      const int rc = pd3::check_hello(body.data(), len, kToken);
+      std::string tenant;
+      const int rc = pd3::check_hello(body.data(), len, kToken, &tenant);
       if (rc != PD3_OK) return 0;
-      std::vector<uint8_t> good;  // only the exact hello for the token may pass
-      pd3::encode_hello(kToken, &good);
+      // Only the exact hello of the tenant it names, with that tenant's credential, may pass.
+      std::vector<uint8_t> good;
+      PD3_FUZZ_ASSERT(pd3::encode_hello(pd3::tenant_credential(kToken, tenant), tenant, &good));
       PD3_FUZZ_ASSERT(len == good.size() - sizeof(pd3_frame));
       PD3_FUZZ_ASSERT(std::memcmp(body.data(), good.data() + sizeof(pd3_frame), len) == 0);
       return 1;

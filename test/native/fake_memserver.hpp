@@ -138,7 +138,8 @@ class FakeMemServer {
       const size_t body_len = h.length - sizeof h;
       if (!c.greeted) {
         if (h.kind != PD3_FRAME_HELLO) return false;
-        const int rc = pd3::check_hello(body, body_len, options_.token);
+        std::string tenant;
+        const int rc = pd3::check_hello(body, body_len, options_.token, &tenant);
         pd3_hello_reply r{};
         r.version = PD3_TRANSPORT_VERSION;
         r.status = uint16_t(-rc);

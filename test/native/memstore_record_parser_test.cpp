@@ -475,7 +475,7 @@ TEST(memstore_record_parser_rejects_are_logged_at_a_bounded_rate) {
   REQUIRE(pd3::tcp_connect({"127.0.0.1", server->port()}, 1000, &raw_fd) == PD3_OK);
   const pd3::UniqueFd fd(raw_fd);
   pd3_hello_reply reply;
-  REQUIRE(pd3::client_hello(fd.get(), "t", 1000, &reply) == PD3_OK);
+  REQUIRE(pd3::client_hello(fd.get(), "t", "", 1000, &reply) == PD3_OK);
   set_lie(int(Lie::kNegativeStatus));
   pd3::FrameReader reader;
   std::vector<std::string> logged;

@@ -106,10 +106,10 @@ TransportRequest request(uint32_t op, uint16_t region, uint32_t offset, uint32_t
 
 // Executes one request; checks that exactly one well-formed response record for it was appended,
 // within the space response_space() reserves for it.
-Reply run(MemStore& s, const TransportRequest& req) {
+Reply run(MemStore& s, const TransportRequest& req, const pd3::Tenant& tenant = {}) {
   Bytes buf;
   pd3::FrameBuilder fb(&buf);
-  s.execute(req, &fb);
+  s.execute(req, tenant, &fb);
   pd3::TransportResponse r;
   REQUIRE(fb.records() == 1);
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
@@ -124,11 +124,13 @@ Reply run(MemStore& s, const TransportRequest& req) {
   return out;
 }
 
-Reply allocate(MemStore& s, uint32_t bytes) { return run(s, request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes)); }
+Reply allocate(MemStore& s, uint32_t bytes, const pd3::Tenant& t = {}) {
+  return run(s, request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes), t);
+}
 
 // Allocates and returns the new region's id (the test stops if that fails).
-uint16_t must_allocate(MemStore& s, uint32_t bytes, uint32_t* capacity = nullptr) {
-  const Reply r = allocate(s, bytes);
+uint16_t must_allocate(MemStore& s, uint32_t bytes, uint32_t* capacity = nullptr, const pd3::Tenant& t = {}) {
+  const Reply r = allocate(s, bytes, t);
   REQUIRE(r.status == PD3_OK && r.data.size() == sizeof(pd3_alloc_reply) && r.size == sizeof(pd3_alloc_reply));
   pd3_alloc_reply a;
   std::memcpy(&a, r.data.data(), sizeof a);
@@ -136,21 +138,24 @@ uint16_t must_allocate(MemStore& s, uint32_t bytes, uint32_t* capacity = nullptr
   return a.region;
 }
 
-int deallocate(MemStore& s, uint32_t region) { return run(s, request(PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0)).status; }
+int deallocate(MemStore& s, uint32_t region, const pd3::Tenant& t = {}) {
+  return run(s, request(PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0), t).status;
+}
 
-int write(MemStore& s, uint16_t region, uint32_t offset, const Bytes& bytes) {
-  const Reply r = run(s, request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size())));
+int write(MemStore& s, uint16_t region, uint32_t offset, const Bytes& bytes, const pd3::Tenant& t = {}) {
+  const Reply r =
+      run(s, request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size())), t);
   CHECK(r.data.empty());
   CHECK_EQ(r.size, r.status == PD3_OK ? uint32_t(bytes.size()) : 0u);
   return r.status;
 }
 
-Reply read(MemStore& s, uint16_t region, uint32_t offset, uint32_t size) {
-  return run(s, request(PD3_OP_READ, region, offset, size));
+Reply read(MemStore& s, uint16_t region, uint32_t offset, uint32_t size, const pd3::Tenant& t = {}) {
+  return run(s, request(PD3_OP_READ, region, offset, size), t);
 }
 
-Reply prefetch(MemStore& s, const std::string& key, uint32_t max_size = 1u << 20) {
-  return run(s, request(PD3_OP_PREFETCH, 0, 0, max_size, key.data(), uint32_t(key.size())));
+Reply prefetch(MemStore& s, const std::string& key, uint32_t max_size = 1u << 20, const pd3::Tenant& t = {}) {
+  return run(s, request(PD3_OP_PREFETCH, 0, 0, max_size, key.data(), uint32_t(key.size())), t);
 }
 
 std::string stats_text(MemStore& s) {
@@ -856,4 +861,106 @@ TEST(memstore_refuses_foreign_or_damaged_dirs) {
   unlink(index.c_str());
   refused(o, PD3_E_CORRUPT, "no index.pd3");
   CHECK(!d.has("index.pd3"));
+}
+
+// ---- tenants (docs/pool.md "Tenants and credentials") --------------------------------------------
+
+TEST(memstore_tenants_reach_only_their_own_regions) {
+  auto s = open_store(options());
+  const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
+  const uint16_t ra = must_allocate(*s, 4096, nullptr, a);
+  const uint16_t rb = must_allocate(*s, 4096, nullptr, b);
+  const uint16_t rd = must_allocate(*s, 4096);  // the default tenant's
+  // Both tenants write the same key, with different values, into their own regions.
+  CHECK_EQ(write(*s, ra, 0, record("user:1", "value-of-alpha"), a), PD3_OK);
+  CHECK_EQ(write(*s, rb, 0, record("user:1", "value-of-beta"), b), PD3_OK);
+  CHECK(as_string(prefetch(*s, "user:1", 1u << 20, a).data) == "value-of-alpha");
+  CHECK(as_string(prefetch(*s, "user:1", 1u << 20, b).data) == "value-of-beta");
+  // The default tenant wrote nothing under that key, so it finds nothing.
+  CHECK_EQ(prefetch(*s, "user:1").status, PD3_E_NOT_FOUND);
+  // A region of another tenant: a status, never bytes, and nothing changes.
+  const Reply foreign = read(*s, ra, 0, 64, b);
+  CHECK_EQ(foreign.status, PD3_E_FORBIDDEN);
+  CHECK(foreign.data.empty());
+  CHECK_EQ(read(*s, rb, 0, 64).status, PD3_E_FORBIDDEN);
+  CHECK_EQ(read(*s, rd, 0, 64, a).status, PD3_E_FORBIDDEN);
+  CHECK_EQ(write(*s, ra, 0, record("user:1", "overwritten-by-b"), b), PD3_E_FORBIDDEN);
+  CHECK_EQ(deallocate(*s, ra, b), PD3_E_FORBIDDEN);
+  CHECK(as_string(prefetch(*s, "user:1", 1u << 20, a).data) == "value-of-alpha");
+  CHECK(stats_text(*s).find("tenant_refusals=5") != std::string::npos);
+  // The owner may free its region; then it is simply gone for everyone.
+  CHECK_EQ(deallocate(*s, ra, a), PD3_OK);
+  CHECK_EQ(read(*s, ra, 0, 64, b).status, PD3_E_BAD_REGION);
+  CHECK_EQ(prefetch(*s, "user:1", 1u << 20, a).status, PD3_E_NOT_FOUND);
+  CHECK(as_string(prefetch(*s, "user:1", 1u << 20, b).data) == "value-of-beta");
+}
+
+TEST(memstore_tenant_usage_and_reclaim) {
+  TempDir dir;
+  auto s = open_store(options(64u << 20, dir.path));
+  const pd3::Tenant dead = pd3::Tenant::named("dead-client"), live = pd3::Tenant::named("live-client");
+  std::vector<uint16_t> dead_regions;
+  for (int i = 0; i < 3; ++i) dead_regions.push_back(must_allocate(*s, 8192, nullptr, dead));
+  const uint16_t kept = must_allocate(*s, 4096, nullptr, live);
+  for (int i = 0; i < 50; ++i)
+    CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, record("k" + std::to_string(i), "v"), dead),
+             PD3_OK);
+  CHECK_EQ(write(*s, kept, 0, record("k0", "live"), live), PD3_OK);
+  REQUIRE(s->sync() == PD3_OK);
+  const std::vector<pd3::TenantUsage> usage = s->tenant_usage();
+  REQUIRE(usage.size() == 2);
+  CHECK(usage[0].tenant == std::string("dead-client"));
+  CHECK_EQ(usage[0].regions, 3u);
+  CHECK_EQ(usage[0].bytes, 3u * 8192);
+  CHECK(usage[1].tenant == std::string("live-client"));
+  CHECK(dir.has("region-1@dead-client.pd3"));
+  const uint64_t keys_before = s->stats().index_keys;
+
+  pd3::ReclaimResult freed;
+  REQUIRE(s->reclaim_tenant("dead-client", &freed) == PD3_OK);
+  CHECK_EQ(freed.regions, 3u);
+  CHECK_EQ(freed.bytes, 3u * 8192);
+  CHECK_EQ(freed.index_entries, 50u);
+  CHECK_EQ(s->stats().index_keys, keys_before - 50);
+  CHECK_EQ(s->stats().allocated_bytes, 4096u);
+  CHECK(!dir.has("region-1@dead-client.pd3"));
+  for (uint16_t r : dead_regions) CHECK_EQ(read(*s, r, 0, 8, dead).status, PD3_E_BAD_REGION);
+  CHECK_EQ(prefetch(*s, "k1", 1u << 20, dead).status, PD3_E_NOT_FOUND);
+  CHECK(as_string(prefetch(*s, "k0", 1u << 20, live).data) == "live");
+  // Reclaiming a tenant with nothing left frees nothing.
+  pd3::ReclaimResult again;
+  CHECK_EQ(s->reclaim_tenant("dead-client", &again), PD3_OK);
+  CHECK_EQ(again.regions, 0u);
+}
+
+TEST(memstore_tenant_ownership_survives_reopen) {
+  TempDir dir;
+  const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
+  uint16_t ra = 0;
+  {
+    auto s = open_store(options(64u << 20, dir.path));
+    ra = must_allocate(*s, 4096, nullptr, a);
+    CHECK_EQ(write(*s, ra, 0, record("key", "alpha's"), a), PD3_OK);
+    REQUIRE(s->sync() == PD3_OK);
+  }
+  auto s = open_store(options(64u << 20, dir.path));
+  CHECK_EQ(read(*s, ra, 0, 8, b).status, PD3_E_FORBIDDEN);
+  CHECK_EQ(read(*s, ra, 0, 8).status, PD3_E_FORBIDDEN);
+  CHECK_EQ(prefetch(*s, "key", 1u << 20, b).status, PD3_E_NOT_FOUND);
+  CHECK(as_string(prefetch(*s, "key", 1u << 20, a).data) == "alpha's");
+}
+
+TEST(memstore_region_file_names_with_tenants) {
+  using pd3::RegionTable;
+  std::string tenant = "unchanged";
+  CHECK(RegionTable::file_name(7, "") == std::string("region-7.pd3"));
+  CHECK(RegionTable::file_name(7, "t-1") == std::string("region-7@t-1.pd3"));
+  CHECK_EQ(RegionTable::parse_file_name("region-7@t-1.pd3", &tenant), 7u);
+  CHECK(tenant == std::string("t-1"));
+  CHECK_EQ(RegionTable::parse_file_name("region-7.pd3", &tenant), 7u);
+  CHECK(tenant == std::string(""));
+  // Not region files: an empty or invalid owner, a second '@', a non-canonical number.
+  for (const char* bad : {"region-7@.pd3", "region-7@a/b.pd3", "region-7@a@b.pd3", "region-07@a.pd3", "region-@a.pd3",
+                          "region-7@a b.pd3"})
+    CHECK_EQ(RegionTable::parse_file_name(bad, &tenant), 0u);
 }

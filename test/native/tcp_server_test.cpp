@@ -44,7 +44,8 @@ class FakeStore : public pd3::MemStore {
   FakeStore(uint32_t regions, uint32_t region_size, std::shared_ptr<StoreProbe> probe)
       : regions_(regions, std::vector<uint8_t>(region_size)), probe_(std::move(probe)) {}
 
-  void execute(const pd3::TransportRequest& req, pd3::FrameBuilder* out) override {
+  using pd3::MemStore::execute;
+  void execute(const pd3::TransportRequest& req, const pd3::Tenant&, pd3::FrameBuilder* out) override {
     // Relaxed: a counter the test reads after the response proves the execution happened.
     probe_->executed.fetch_add(1, std::memory_order_relaxed);
     if (req.op() == PD3_OP_PREFETCH) {
@@ -67,6 +68,8 @@ class FakeStore : public pd3::MemStore {
       out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
     }
   }
+  int reclaim_tenant(const std::string&, pd3::ReclaimResult*) override { return PD3_OK; }
+  std::vector<pd3::TenantUsage> tenant_usage() const override { return {}; }
   int sync() override {
     // Relaxed: a counter only.
     probe_->syncs.fetch_add(1, std::memory_order_relaxed);
@@ -159,7 +162,7 @@ struct Client {
   int connect(uint16_t port) { return pd3::tcp_connect({"127.0.0.1", port}, 1000, &fd); }
   int hello(std::string_view token = kToken, pd3_hello_reply* reply = nullptr) {
     pd3_hello_reply r;
-    return pd3::client_hello(fd, token, 1000, reply ? reply : &r);
+    return pd3::client_hello(fd, token, "", 1000, reply ? reply : &r);
   }
   // Connects and says hello with the right token.
   int open(uint16_t port) {
@@ -323,7 +326,7 @@ TEST(tcp_server_hello_and_round_trip) {
   CHECK_EQ(ts.probe->syncs.load(std::memory_order_relaxed), 1u);  // relaxed: a counter, the response came after
 
   std::vector<uint8_t> hello;
-  pd3::encode_hello(kToken, &hello);
+  REQUIRE(pd3::encode_hello(kToken, "", &hello));
   const uint64_t bytes_out = sizeof(pd3_frame) + sizeof(pd3_hello_reply) + f.hdr.length;
   CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) {
     return s.frames == 1 && s.records == 5 && s.bytes_in == hello.size() + frame.size() && s.bytes_out == bytes_out &&
@@ -478,7 +481,7 @@ TEST(tcp_server_bad_record_framing_executes_nothing) {
   }
   {  // a frame of a kind the server never accepts after the hello
     std::vector<uint8_t> f;
-    pd3::encode_hello(kToken, &f);
+    REQUIRE(pd3::encode_hello(kToken, "", &f));
     bad.push_back(f);
   }
   for (size_t i = 0; i < bad.size(); ++i) {
@@ -562,7 +565,7 @@ TEST(tcp_server_client_disconnects_mid_frame) {
     Client c;
     REQUIRE(c.connect(ts.port()) == PD3_OK);
     std::vector<uint8_t> hello;
-    pd3::encode_hello(kToken, &hello);
+    REQUIRE(pd3::encode_hello(kToken, "", &hello));
     REQUIRE(c.send(hello, 0, 10) == PD3_OK);
   }
   CHECK(ts.wait_log("conn.close", "middle of its hello"));

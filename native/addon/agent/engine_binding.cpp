@@ -50,6 +50,7 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     pd3::EngineOptions opt;
     opt.segment = text("segment");
     opt.token = text("token");
+    if (!o.Get("tenant").IsUndefined()) opt.tenant = text("tenant");
     if (!o.Get("servers").IsArray()) throw Napi::TypeError::New(env, "servers must be an array of \"host:port\"");
     Napi::Array servers = o.Get("servers").As<Napi::Array>();
     for (uint32_t i = 0; i < servers.Length(); ++i) {

@@ -60,6 +60,7 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     const std::string name = o.Get("name").IsString() ? o.Get("name").As<Napi::String>().Utf8Value() : "";
     const std::string servers = str("directServers");
     const std::string token = str("directToken");
+    const std::string tenant = str("directTenant");
     const std::string fallback = str("fallback");
     if (!fallback.empty() && fallback != "fail" && fallback != "direct")
       throw Napi::TypeError::New(env, "fallback must be 'fail' or 'direct'");
@@ -75,6 +76,7 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     cfg.fallback = fallback == "direct" ? PD3_FALLBACK_DIRECT : PD3_FALLBACK_FAIL;
     cfg.direct_servers = servers.c_str();
     cfg.direct_token = token.c_str();
+    cfg.direct_tenant = tenant.c_str();
     cfg.direct_timeout_ms = uint32_t(opt("directTimeoutMs"));
     if (const std::string placement = str("directPlacement"); !placement.empty()) {
       pd3::PlacementPolicy policy;

@@ -91,6 +91,9 @@ Napi::Object constants(Napi::Env env) {
   num("SIZEOF_HELLO", sizeof(pd3_hello));
   num("SIZEOF_HELLO_REPLY", sizeof(pd3_hello_reply));
   num("TOKEN_MAX", PD3_TOKEN_MAX);
+  num("TENANT_MAX", PD3_TENANT_MAX);
+  num("TENANT_CREDENTIAL_LEN", PD3_TENANT_CREDENTIAL_LEN);
+  c.Set("TENANT_CREDENTIAL_CONTEXT", Napi::String::New(env, PD3_TENANT_CREDENTIAL_CONTEXT));
   num("REGION_SERVER_BITS", PD3_REGION_SERVER_BITS);
   num("REGION_LOCAL_BITS", PD3_REGION_LOCAL_BITS);
   num("MAX_SERVERS", PD3_MAX_SERVERS);

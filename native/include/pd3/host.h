@@ -53,6 +53,8 @@ typedef struct pd3_host_config {
   uint32_t direct_placement;  /* direct mode: PD3_PLACEMENT_*, where ALLOCATE goes; 0 = P2C */
   uint32_t direct_refraction_ms; /* direct mode: a server that answered PD3_E_NOSPACE gets no new
                                     region this long unless no other can take it; 0 = 1000 */
+  const char* direct_tenant;  /* direct mode: the tenant this app is (NULL or "" = the default
+                                 tenant); direct_token is then the tenant's credential */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */

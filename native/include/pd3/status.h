@@ -44,7 +44,8 @@ extern "C" {
   X(PD3_E_NOSPACE, 23, "no room (memory server capacity, or a full table)")                     \
   X(PD3_E_AUTH, 24, "auth token refused by the memory server")                                    \
   X(PD3_E_PROTOCOL, 25, "protocol violation (malformed frame, hello or request)")                \
-  X(PD3_E_TIMEOUT, 26, "memory server did not answer in time")
+  X(PD3_E_TIMEOUT, 26, "memory server did not answer in time")                                  \
+  X(PD3_E_FORBIDDEN, 27, "region belongs to another tenant")
 
 typedef enum pd3_status {
 #define PD3_STATUS_ENUM(name, value, text) name = -(value),

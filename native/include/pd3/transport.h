@@ -44,6 +44,7 @@ extern "C" {
 #define PD3_FRAME_MAX_DEFAULT (16u << 20) /* largest frame either side accepts unless configured */
 #define PD3_FRAME_MAX_LIMIT (1u << 30)    /* no configuration may exceed this */
 #define PD3_TOKEN_MAX 256u                /* auth token bytes */
+#define PD3_TENANT_MAX 64u                /* tenant name bytes: [A-Za-z0-9._-], empty = the default tenant */
 
 /* Global region ids: server:4 | local:12. Local 0 is never allocated, so region 0 is never valid. */
 #define PD3_REGION_SERVER_BITS 4u
@@ -67,11 +68,17 @@ typedef struct pd3_frame {
   uint64_t seq;    /* batch sequence number; a RESPONSE repeats its REQUEST's */
 } pd3_frame;
 
-/* Body of a HELLO frame; `token_len` bytes of token follow. */
+/* Body of a HELLO frame; `token_len` bytes of token, then `tenant_len` bytes of tenant name follow.
+ * The connection acts for that tenant: it reaches only the tenant's regions and keys. With an
+ * empty tenant the token is the cluster token; with a tenant it is the tenant's credential, the
+ * lowercase hex of HMAC-SHA-256(cluster token, PD3_TENANT_CREDENTIAL_CONTEXT + tenant)
+ * (docs/pool.md, "Tenants and credentials"). */
 typedef struct pd3_hello {
-  uint32_t magic;     /* PD3_TRANSPORT_MAGIC */
-  uint16_t version;   /* PD3_TRANSPORT_VERSION */
-  uint16_t token_len; /* ≤ PD3_TOKEN_MAX */
+  uint32_t magic;      /* PD3_TRANSPORT_MAGIC */
+  uint16_t version;    /* PD3_TRANSPORT_VERSION */
+  uint16_t token_len;  /* ≤ PD3_TOKEN_MAX */
+  uint16_t tenant_len; /* ≤ PD3_TENANT_MAX */
+  uint16_t reserved;   /* 0 */
 } pd3_hello;
 
 /* Body of a HELLO_REPLY frame. */
@@ -86,6 +93,10 @@ typedef struct pd3_hello_reply {
   uint64_t free_bytes; /* bytes not allocated to regions at the time of the hello */
 } pd3_hello_reply;
 #pragma pack(pop)
+
+/* What a tenant credential's HMAC is computed over, before the tenant name. */
+#define PD3_TENANT_CREDENTIAL_CONTEXT "pd3 tenant credential v1:"
+#define PD3_TENANT_CREDENTIAL_LEN 64u /* hex characters of an HMAC-SHA-256 */
 
 #ifdef __cplusplus
 }
