@@ -263,20 +263,16 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
       kept.set(region, Buffer.from(`region ${region}`));
       await host.write(region, 0, kept.get(region)!);
     }
-    // The load: a new region written, and every kept region read back, in rounds. Only a write to
-    // a new region on server 3 may fail: that server is killed during the outage.
+    // The load: a new region written, and every kept region read back, in rounds, for `ms`.
     let ops = 0;
-    let stop = false;
     const failures: string[] = [];
-    const load = (async (): Promise<void> => {
-      while (!stop) {
+    const loadFor = async (ms: number): Promise<void> => {
+      for (const end = Date.now() + ms; Date.now() < end; await sleep(5)) {
         const where = { op: 'allocate', region: -1 };
         try {
           const { region } = await host.allocate(4096);
           Object.assign(where, { op: 'write', region });
-          await host.write(region, 0, Buffer.from('x')).catch((e: unknown) => {
-            if (region >>> C.REGION_LOCAL_BITS !== 3) throw e;
-          });
+          await host.write(region, 0, Buffer.from('x'));
           for (const [r, data] of kept) {
             Object.assign(where, { op: 'read', region: r });
             if (!(await host.read(r, 0, data.length)).equals(data)) failures.push(`region ${r}: other data`);
@@ -285,38 +281,48 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
         } catch (e) {
           failures.push(`${where.op} of region ${where.region}: ${(e as Error).message}`);
         }
-        await sleep(5);
       }
-    })();
+    };
 
+    const load = loadFor(1500);
     const downAt = Date.now();
     await own.kill();
     await waitUntil(() => loggedAt(agent, 'pool.etcd_down') !== null, 3000, 'pool.etcd_down');
     console.log(`etcd killed → pool.etcd_down after ${loggedAt(agent, 'pool.etcd_down')! - downAt} ms`);
     expect(await metric(agent.metrics, 'pd3_agent_pool_etcd_up')).toBe(0);
-    // A member dies while etcd is away: its record outlives it until etcd is back.
+    await load;
+    // A member dies while etcd is away (between rounds of the load: an allocation in flight to a
+    // server that dies fails, outage or not): its record outlives it until etcd is back.
     await servers[2]!.kill();
-    await sleep(2500);
+    await loadFor(2000);
     const opsDuringOutage = ops;
     expect(opsDuringOutage).toBeGreaterThan(10);
+    expect(failures).toEqual([]);
 
     await own.start();
     const backAt = Date.now();
     await waitUntil(() => loggedAt(agent, 'pool.etcd_back') !== null, 10_000, 'pool.etcd_back');
-    await waitUntil(() => loggedAt(agent, 'pool.member_left') !== null, 10_000, 'pool.member_left');
+    const leftOf = (id: number): Array<Record<string, unknown>> => logEvents(agent, 'pool.member_left').filter((e) => e.serverId === id);
+    await waitUntil(() => leftOf(3).length > 0, 10_000, 'server 3 left');
     console.log(`etcd restarted → pool.etcd_back after ${loggedAt(agent, 'pool.etcd_back')! - backAt} ms ` +
-      `(${String(logEvents(agent, 'pool.etcd_back')[0]!.caughtUp)} change(s) caught up by the list), ` +
-      `pool.member_left (server 3) after ${loggedAt(agent, 'pool.member_left')! - backAt} ms; ${opsDuringOutage} load rounds during the outage`);
-    stop = true;
-    await load;
-    expect(failures).toEqual([]);
-    expect(logEvents(agent, 'pool.member_left')[0]).toMatchObject({ serverId: 3, address: `127.0.0.1:${servers[2]!.port}` });
+      `(${String(logEvents(agent, 'pool.etcd_back')[0]!.caughtUp)} change(s) caught up by the list), server 3's ` +
+      `pool.member_left after ${Date.parse(String(leftOf(3)[0]!.ts)) - backAt} ms; ${opsDuringOutage} load rounds during the outage`);
+    expect(leftOf(3)[0]).toMatchObject({ address: `127.0.0.1:${servers[2]!.port}` });
     expect(await perServer(agent, 'pd3_agent_server_placeable', `127.0.0.1:${servers[2]!.port}`)).toBe(0);
+    // etcd restarts every lease with a fresh TTL; a live member whose own etcd client still rests
+    // etcd's host (5 s after failures) may miss its refresh and lose its lease too: it then left
+    // and came back. Either way the pool settles on servers 1 and 2.
+    const settled = async (): Promise<boolean> =>
+      (await metric(agent.metrics, 'pd3_agent_pool_members')) === 2 &&
+      [1, 2].every((id) => leftOf(id).length === logEvents(agent, 'pool.member_returned').filter((e) => e.serverId === id).length);
+    await waitUntil(settled, 10_000, 'members 1 and 2 in the pool');
+    await sleep(600); // past etcd's next lease-expiry pass: still so
+    expect(await settled()).toBe(true);
+    console.log(`members 1 and 2 meanwhile: ${leftOf(1).length + leftOf(2).length} left and came back`);
     expect(logEvents(agent, 'pool.etcd_down')).toHaveLength(1);
     expect(logEvents(agent, 'pool.etcd_back')).toHaveLength(1);
     expect(await metric(agent.metrics, 'pd3_agent_pool_etcd_outages_total')).toBe(1);
     expect(await metric(agent.metrics, 'pd3_agent_pool_etcd_up')).toBe(1);
-    expect(await metric(agent.metrics, 'pd3_agent_pool_members')).toBe(2);
     expect(new Set(await place(host, 20))).toEqual(new Set([1, 2]));
   }, 40_000);
 
