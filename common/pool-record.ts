@@ -11,6 +11,9 @@ export const POOL_PREFIX_MAX_BYTES = 256;
 /** Largest whole number a record may carry: JSON numbers are exact below 2^53. */
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+/** The last part of a member key: a server id in decimal, without leading zeros. */
+const MEMBER_ID = /^(0|[1-9]\d{0,9})$/;
+
 /** A memory server as the pool sees it: written by the server under its lease, refreshed while
  *  it lives, gone when the lease ends. */
 export interface MemberRecord {
@@ -64,6 +67,14 @@ export function memberKey(prefix: string, serverId: number): string {
   return `${membersPrefix(prefix)}${serverId}`;
 }
 
+/** The server id a key under `membersPrefix(prefix)` names, or null if it names none. */
+export function memberIdOfKey(prefix: string, key: string): number | null {
+  const folder = membersPrefix(prefix);
+  if (!key.startsWith(folder) || !MEMBER_ID.test(key.slice(folder.length))) return null;
+  const id = Number(key.slice(folder.length));
+  return id <= 0xffff_ffff ? id : null;
+}
+
 /** The record's JSON text. */
 export function encodeMemberRecord(r: MemberRecord): string {
   return JSON.stringify({
@@ -85,7 +96,7 @@ export function parseMemberRecord(prefix: string, key: string, text: string): Me
   const folder = membersPrefix(prefix);
   if (!key.startsWith(folder)) throw new PoolRecordError(key, `not under ${folder}`);
   const idText = key.slice(folder.length);
-  if (!/^(0|[1-9]\d{0,9})$/.test(idText)) throw new PoolRecordError(key, 'the key does not end in a server id');
+  if (!MEMBER_ID.test(idText)) throw new PoolRecordError(key, 'the key does not end in a server id');
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -175,6 +175,12 @@ export function agentFamilies(
     },
     {
       type: 'gauge',
+      name: `${PREFIX}_server_placeable`,
+      help: '1 while new regions may go to the memory server: 0 once it left the pool (--etcd).',
+      samples: servers.map((s) => per(s, s.placeable ? 1 : 0)),
+    },
+    {
+      type: 'gauge',
       name: `${PREFIX}_server_capacity_bytes`,
       help: 'Bytes the memory server offers, as of its hello.',
       samples: servers.map((s) => per(s, s.capacity)),

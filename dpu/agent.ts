@@ -1,5 +1,6 @@
 // agent.ts — Agent: a Transfer Engine in this process, over the native EngineHandle (its own
-// thread), with its logs pumped into a Logger and its metrics served over HTTP.
+// thread), with its logs pumped into a Logger and its metrics served over HTTP; with --etcd, its
+// memory servers follow the pool's membership (pool-watch.ts).
 import { agentFamilies } from './agent-metrics.js';
 import type { AgentOptions } from './agent-config.js';
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
@@ -9,7 +10,7 @@ import { callNative } from '../common/errors.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from './native.js';
 import type { Parser } from '../parsers/index.js';
 import { resolvePrefetchParser } from './prefetch-parser.js';
-import { readPoolMembers } from './pool-members.js';
+import { PoolWatch } from './pool-watch.js';
 import { parseEndpoint } from '../cli/endpoint.js';
 
 /** The native options of checked AgentOptions (absent tuning keys are left out, not undefined). */
@@ -68,22 +69,41 @@ function attachTsParser(native: NativeEngine, parser: Parser): void {
 /** A running agent (Transfer Engine) serving one host segment. */
 export class Agent extends NativeService<NativeEngine> {
   readonly segment: string;
+  private stopping: Promise<void> | null = null;
 
-  private constructor(native: NativeEngine, segment: string, logger: Logger) {
+  private constructor(
+    native: NativeEngine,
+    segment: string,
+    logger: Logger,
+    private readonly pool: PoolWatch | null,
+  ) {
     super(native, logger, 'agent');
     this.segment = segment;
     this.registry.add(() => {
       const handle = this.handle();
       return agentFamilies(handle.stats(), handle.servers());
     });
+    if (pool !== null) this.registry.add(() => pool.families());
   }
 
   /** Attaches the segment, connects to the servers (one that is down is retried in the
    *  background), starts the metrics endpoint (unless options.metrics is null) and logs "ready".
-   *  Options come from agentOptions() or the CLI. Rejects with a Pd3Error when the engine cannot
-   *  start (no such segment, bad segment, bad options). */
+   *  With options.pool, the servers are those registered in etcd, followed from then on. Options
+   *  come from agentOptions() or the CLI. Rejects with a Pd3Error when the engine cannot start (no
+   *  such segment, bad segment, bad options), or an Error when the pool cannot be read or is empty. */
   static async start(given: AgentOptions, logger: Logger = new Logger('agent', given.logLevel)): Promise<Agent> {
-    const options = given.pool === undefined ? given : { ...given, servers: await poolServers(given.pool, logger) };
+    const pool = given.pool === undefined ? null : await PoolWatch.open(given.pool, logger);
+    try {
+      const agent = await Agent.startEngine(pool === null ? given : { ...given, servers: poolServers(pool) }, logger, pool);
+      pool?.follow(agent.handle());
+      return agent;
+    } catch (e) {
+      await pool?.close();
+      throw e;
+    }
+  }
+
+  private static async startEngine(options: AgentOptions, logger: Logger, pool: PoolWatch | null): Promise<Agent> {
     const parser = options.prefetch === undefined
       ? null
       : await resolvePrefetchParser(options.prefetch.parser, options.prefetch.parserConfig);
@@ -101,7 +121,7 @@ export class Agent extends NativeService<NativeEngine> {
         throw e;
       }
     }
-    const agent = new Agent(native, options.segment, logger);
+    const agent = new Agent(native, options.segment, logger, pool);
     await agent.serveMetrics(options.metrics);
     const servers = options.servers.map(formatEndpoint);
     const metrics = agent.metricsAddress;
@@ -126,18 +146,19 @@ export class Agent extends NativeService<NativeEngine> {
   servers(): NativeServerState[] {
     return this.handle().servers();
   }
+
+  /** Stops following the pool (if it does), then the engine and the metrics endpoint. Idempotent. */
+  override close(): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.pool?.close();
+      await super.close();
+    })();
+    return this.stopping;
+  }
 }
 
-// The memory servers registered in the pool now. Throws when etcd cannot be read or has none.
-// Servers that join or leave later are not followed yet: restart the agent (docs/pool.md).
-async function poolServers(pool: NonNullable<AgentOptions['pool']>, logger: Logger): Promise<Endpoint[]> {
-  const members = await readPoolMembers(pool, logger);
-  if (members.length === 0) {
-    throw new Error(`no memory server is registered in the pool under ${pool.prefix} (etcd ${pool.endpoints.join(', ')})`);
-  }
-  logger.info('pool.members', `serving the ${members.length} memory server(s) registered in the pool`, {
-    prefix: pool.prefix,
-    members: members.map((m) => `${m.serverId}@${m.address}`),
-  });
-  return members.map((m) => parseEndpoint(m.address, { anyPort: false, ipv4Only: false }));
+// The memory servers registered in the pool at start. Those that leave, join or come back later
+// are followed: PoolWatch hands each change to the engine (docs/pool.md).
+function poolServers(pool: PoolWatch): Endpoint[] {
+  return pool.members.map((m) => parseEndpoint(m.address, { anyPort: false, ipv4Only: false }));
 }

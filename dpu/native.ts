@@ -110,6 +110,8 @@ export interface NativeServerState {
   serverId: number;
   capacity: number;
   freeBytes: number;
+  /** New regions may go there: false while the server is out of the pool (--etcd). */
+  placeable: boolean;
   lastError: string;
 }
 
@@ -124,6 +126,11 @@ export interface NativeEngine {
   /** With prefetch.external: runs this TS parser on the JS thread and starts capturing;
    *  onFlowEvents is called when captured flow events wait for pumpFlows(). Once. */
   attachParser(parser: Parser, onFlowEvents: () => void): void;
+  /** The pool's membership changed: `member` false, the server at `address` ("host:port") left,
+   *  and gets no new region (its existing ones are still served while it answers); true, it is in
+   *  the pool, placeable again, or connected to first if the engine has no link to it. Applied by
+   *  the engine thread within a millisecond. */
+  setMember(address: string, member: boolean): void;
   /** Parses up to `max` captured flow events on this thread; returns how many. */
   pumpFlows(max?: number): number;
   /** Stops the engine thread and detaches; idempotent. */

@@ -1,32 +1,39 @@
-// pool-members.ts — the memory servers registered in the pool's etcd, read once: what an agent
-// started with --etcd serves. A malformed record is skipped with a log line, never half-read.
-// docs/pool.md.
-import { Etcd3 } from 'etcd3';
+// pool-members.ts — the memory servers registered in the pool's etcd, listed at one revision: what
+// an agent started with --etcd serves first, and what it re-reads after etcd was out of reach. A
+// malformed record is skipped with a log line, never half-read. docs/pool.md.
+import type { Etcd3 } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
-import { ETCD_CALL_DEADLINE_MS, type PoolOptions } from '../cli/pool-settings.js';
+import { ETCD_CALL_DEADLINE_MS } from '../cli/pool-settings.js';
 import { membersPrefix, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
 
-/** The members registered under `pool.prefix` now, by server id. Rejects with an Error naming the
- *  endpoints when etcd cannot be read. */
-export async function readPoolMembers(pool: Pick<PoolOptions, 'endpoints' | 'prefix'>, logger: Logger): Promise<MemberRecord[]> {
-  const client = new Etcd3({ hosts: pool.endpoints, dialTimeout: ETCD_CALL_DEADLINE_MS });
-  const folder = membersPrefix(pool.prefix);
-  let records: Record<string, string>;
-  try {
-    records = await client.getAll().prefix(folder).options({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }).strings();
-  } catch (e) {
-    throw new Error(`cannot read the pool's members from etcd (${pool.endpoints.join(', ')}): ${(e as Error).message}`);
-  } finally {
-    client.close();
-  }
+/** The members registered at one etcd revision. */
+export interface PoolSnapshot {
+  /** By server id. */
+  members: MemberRecord[];
+  /** The etcd revision they were read at: a watch from the next one misses no change. */
+  revision: string;
+}
+
+/** The members registered under `prefix` now. Rejects with etcd's error when it cannot be read
+ *  within ETCD_CALL_DEADLINE_MS. `onBad` hears of each malformed record skipped. */
+export async function listPoolMembers(client: Etcd3, prefix: string, logger: Logger, onBad: () => void = () => {}): Promise<PoolSnapshot> {
+  const reply = await client.getAll().prefix(membersPrefix(prefix)).options({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }).exec();
   const members: MemberRecord[] = [];
-  for (const [key, text] of Object.entries(records)) {
-    try {
-      members.push(parseMemberRecord(pool.prefix, key, text));
-    } catch (e) {
-      if (!(e instanceof PoolRecordError)) throw e;
-      logger.warn('pool.bad_record', `skipped a malformed membership record: ${e.message}`, { key });
-    }
+  for (const kv of reply.kvs) {
+    const record = readMember(prefix, kv.key.toString(), kv.value.toString(), logger);
+    if (record === null) onBad();
+    else members.push(record);
   }
-  return members.sort((a, b) => a.serverId - b.serverId);
+  return { members: members.sort((a, b) => a.serverId - b.serverId), revision: reply.header.revision };
+}
+
+/** The record at `key`, or null when it is malformed (logged as pool.bad_record). */
+export function readMember(prefix: string, key: string, text: string, logger: Logger): MemberRecord | null {
+  try {
+    return parseMemberRecord(prefix, key, text);
+  } catch (e) {
+    if (!(e instanceof PoolRecordError)) throw e;
+    logger.warn('pool.bad_record', `skipped a malformed membership record: ${e.message}`, { key });
+    return null;
+  }
 }

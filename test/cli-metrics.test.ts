@@ -299,8 +299,8 @@ describe('memory server and agent metrics', () => {
             lz_invalidations: 1,
           },
           [
-            { endpoint: '127.0.0.1:7400', connected: true, serverId: 0, capacity: 100, freeBytes: 60, lastError: '' },
-            { endpoint: 'mem-2:7400', connected: false, serverId: -1, capacity: 0, freeBytes: 0, lastError: 'refused' },
+            { endpoint: '127.0.0.1:7400', connected: true, serverId: 0, capacity: 100, freeBytes: 60, placeable: true, lastError: '' },
+            { endpoint: 'mem-2:7400', connected: false, serverId: -1, capacity: 0, freeBytes: 0, placeable: false, lastError: 'refused' },
           ],
         ),
       ),
@@ -313,6 +313,7 @@ describe('memory server and agent metrics', () => {
     expect(value(p, 'pd3_agent_server_connected', { server: '127.0.0.1:7400' })).toBe(1);
     expect(value(p, 'pd3_agent_server_connected', { server: 'mem-2:7400' })).toBe(0);
     expect(value(p, 'pd3_agent_server_free_bytes', { server: '127.0.0.1:7400' })).toBe(60);
+    expect(value(p, 'pd3_agent_server_placeable', { server: 'mem-2:7400' })).toBe(0);
   });
 });
 

@@ -42,7 +42,7 @@ int Placement::pick(std::span<const PlacementCandidate> servers, uint64_t exclud
   for (; pass < 2 && eligible_.empty(); ++pass) {
     for (size_t i = 0; i < servers.size(); ++i) {
       const PlacementCandidate& s = servers[i];
-      if (!s.up || (excluded >> i & 1u) || s.free_bytes < need) continue;
+      if (!s.up || !live(i) || (excluded >> i & 1u) || s.free_bytes < need) continue;
       if (pass == 0 && now_ns < refracted_until_[i]) {
         skipped = true;
         continue;
@@ -77,6 +77,19 @@ int Placement::pick(std::span<const PlacementCandidate> servers, uint64_t exclud
 void Placement::refused(size_t index, uint64_t now_ns) {
   if (refracted_until_.size() <= index) refracted_until_.resize(index + 1, 0);
   refracted_until_[index] = now_ns + refraction_ns_;
+}
+
+void Placement::set_live(size_t index, bool live) {
+  if (left_.size() <= index) {
+    if (live) return;  // an index beyond the list is live already
+    left_.resize(index + 1, 0);
+  }
+  left_[index] = live ? 0 : 1;
+}
+
+void Placement::reset(size_t index) {
+  set_live(index, true);
+  if (index < refracted_until_.size()) refracted_until_[index] = 0;
 }
 
 uint64_t Placement::next_random() {

@@ -34,22 +34,32 @@ struct PlacementCandidate {
   uint64_t free_bytes = 0;
 };
 
-// Placement state: the policy, its random stream and each server's refraction deadline.
+// Placement state: the policy, its random stream, each server's refraction deadline and whether it
+// is live (in the pool: placeable).
 class Placement {
  public:
   // `refraction_ns`: how long a server that answered NOSPACE is skipped. `seed` fixes the random
   // stream (tests and benchmarks; the engine seeds it from the clock).
   Placement(PlacementPolicy policy, uint64_t refraction_ns, uint64_t seed);
 
-  // The index in `servers` of the server to try, or -1 when none is up outside `excluded` (a
-  // bitmask of indexes already tried) with at least `need` free bytes (0: any). Servers in their
-  // refraction period are chosen only when no other is eligible: refraction steers allocations
-  // away from a full server, it never fails one that only it could serve.
+  // The index in `servers` of the server to try, or -1 when none is up and live outside `excluded`
+  // (a bitmask of indexes already tried) with at least `need` free bytes (0: any). Servers in
+  // their refraction period are chosen only when no other is eligible: refraction steers
+  // allocations away from a full server, it never fails one that only it could serve. A server
+  // that is not live is never chosen, even when no other could take the region.
   // Precondition: servers.size() <= 64.
   [[nodiscard]] int pick(std::span<const PlacementCandidate> servers, uint64_t excluded, uint64_t need, uint64_t now_ns);
 
   // Server `index` answered NOSPACE at `now_ns`: skip it until now_ns + refraction.
   void refused(size_t index, uint64_t now_ns);
+
+  // Server `index` joined (true) or left (false) the pool. Every server is live until told
+  // otherwise; the flag outlasts connections: a live server that is down is placed again once up.
+  void set_live(size_t index, bool live);
+  // Whether server `index` may get new regions (true for an index never set).
+  [[nodiscard]] bool live(size_t index) const { return index >= left_.size() || left_[index] == 0; }
+  // Server `index` is a different server now (its slot was reused): live, and not refracted.
+  void reset(size_t index);
 
   PlacementPolicy policy() const { return policy_; }
   // Picks that avoided a server because it was refracted.
@@ -65,6 +75,7 @@ class Placement {
   uint64_t rng_;
   uint64_t refraction_skips_ = 0;
   std::vector<uint64_t> refracted_until_;  // by server index; 0 = never refused
+  std::vector<uint8_t> left_;              // by server index; 1 = left the pool (not live)
   std::vector<int> eligible_;              // scratch, reused by pick()
 };
 

@@ -42,6 +42,9 @@ constexpr int kMaxEvents = 64;
 constexpr uint64_t kDefaultHostViewKeys = 1u << 20;
 constexpr uint64_t kNoRingPosition = ~uint64_t{0};  // a record that answers no host request (never fenced)
 constexpr size_t kMaxReplyBacklogForHints = 2 * PD3_MAX_INFLIGHT;  // replies owed to a host not polling
+// Links at most, those of servers that joined the pool at run time included: one per server id,
+// and LinkRecord::tried is a 32-bit mask of link indexes.
+constexpr size_t kMaxLinks = std::min<size_t>(PD3_MAX_SERVERS, 32);
 
 // The engine's counters. One writer (the engine thread) and any number of readers (stats()):
 // every access is relaxed because each counter is an independent statistic that publishes no
@@ -112,6 +115,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   void stop() override;
   EngineStats stats() const override;
   std::vector<ServerState> servers() const override;
+  int set_member(const Endpoint& endpoint, bool member) override;
   LogQueue& log() override { return log_; }
   uint16_t tee_port() const override { return prefetch_ ? prefetch_->tee_port() : 0; }
   PrefetchPath* prefetch_path() override { return prefetch_.get(); }
@@ -145,6 +149,9 @@ class Engine final : public TransferEngine, private PrefetchPort {
   std::string stats_text() const;
 
   // Links.
+  void apply_members();  // the membership changes set_member queued
+  int link_of_endpoint(const Endpoint& endpoint) const;  // -1: none
+  void add_link(const Endpoint& endpoint);
   void fail_link(int link, int status, const std::string& why, uint64_t now);
   void on_link_up(int link);
   void refresh_server(int link);
@@ -175,10 +182,12 @@ class Engine final : public TransferEngine, private PrefetchPort {
   HintTable hints_;                          // issuer "host": hints the host has not returned yet
   std::unique_ptr<ResponseBuffer> buffer_;
   UniqueFd epoll_;
+  LinkOptions link_options_;  // what every link is built with, those added at run time too
   std::vector<std::unique_ptr<ServerLink>> links_;
   int link_of_server_[PD3_MAX_SERVERS];  // server id → link index of the connected server, or -1
   std::vector<bool> seen_up_;            // per link: it connected at least once
   std::vector<std::string> logged_;      // per link: the connect failure last logged
+  std::vector<bool> joined_;             // per link: added at run time, for a server that joined the pool
   HostReplies replies_;
   std::map<uint16_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
   Placement placement_;                  // where ALLOCATE goes
@@ -194,6 +203,15 @@ class Engine final : public TransferEngine, private PrefetchPort {
   Counters counters_;
   mutable std::mutex servers_mu_;  // guards servers_
   std::vector<ServerState> servers_;
+
+  // One membership change, from set_member (any thread) to the engine thread.
+  struct MemberCommand {
+    Endpoint endpoint;
+    bool member;
+  };
+  std::mutex members_mu_;  // guards member_commands_
+  std::vector<MemberCommand> member_commands_;
+  std::atomic<bool> members_waiting_{false};  // member_commands_ may be non-empty: a hint for the loop
 
   std::thread thread_;
   std::mutex stop_mu_;  // serialises stop()
@@ -217,7 +235,7 @@ int Engine::init() {
   if (const int rc = ResponseBuffer::create(options_.response_buffer_bytes, &buffer_)) return rc;
   epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_.valid()) return fail(PD3_E_SYS, "epoll_create1: %s", strerror(errno));
-  LinkOptions lo;
+  LinkOptions& lo = link_options_;
   lo.token = options_.token;
   lo.tenant = options_.tenant;
   lo.max_batch_records = options_.max_batch_records;
@@ -240,6 +258,7 @@ int Engine::init() {
   }
   seen_up_.assign(links_.size(), false);
   logged_.assign(links_.size(), std::string());
+  joined_.assign(links_.size(), false);
   if (prefetching) {
     if (const int rc = PrefetchPath::start(options_.prefetch, host_view_.get(), &session_->zone(), this, &log_,
                                            &doorbell_, &prefetch_))
@@ -290,6 +309,18 @@ std::vector<ServerState> Engine::servers() const {
   return servers_;
 }
 
+int Engine::set_member(const Endpoint& endpoint, bool member) {
+  if (endpoint.host.empty() || endpoint.port == 0)
+    return fail(PD3_E_INVAL, "pool member '%s' is not host:port", endpoint.str().c_str());
+  std::lock_guard lock(members_mu_);
+  member_commands_.push_back(MemberCommand{endpoint, member});
+  // relaxed: the flag only tells the engine thread to look. The command itself is published by
+  // members_mu_, which the engine thread takes before reading the queue; a flag seen late only
+  // delays the command by a pass of the loop (a millisecond at most: the heartbeat).
+  members_waiting_.store(true, std::memory_order_relaxed);
+  return PD3_OK;
+}
+
 // ---- the loop ------------------------------------------------------------------------------
 
 void Engine::run() {
@@ -307,6 +338,8 @@ void Engine::run() {
       session_->beat();
       last_beat = now;
     }
+    // relaxed: a hint, the queue is read under members_mu_ (see set_member).
+    if (members_waiting_.load(std::memory_order_relaxed)) apply_members();
     bool worked = service_sockets(now);
     worked |= service_timers(now);
     // Requests wait in the ring until every server was tried once: an ALLOCATE taken while the
@@ -735,6 +768,80 @@ std::string Engine::stats_text() const {
 
 // ---- links ---------------------------------------------------------------------------------
 
+void Engine::apply_members() {
+  std::vector<MemberCommand> commands;
+  {
+    std::lock_guard lock(members_mu_);
+    commands.swap(member_commands_);
+    // relaxed: stored under members_mu_ like every store of it, so a command queued after this
+    // critical section sets it again after this store.
+    members_waiting_.store(false, std::memory_order_relaxed);
+  }
+  for (const MemberCommand& c : commands) {
+    const int li = link_of_endpoint(c.endpoint);
+    if (li >= 0) {
+      // Known: placeable or not from now on. Its connection is left alone either way: a server
+      // that left may still hold regions, which are served while it answers.
+      placement_.set_live(size_t(li), c.member);
+      refresh_server(li);
+    } else if (c.member) {
+      add_link(c.endpoint);  // connected by service_timers, placed once its hello succeeds
+    }
+  }
+}
+
+int Engine::link_of_endpoint(const Endpoint& endpoint) const {
+  for (size_t li = 0; li < links_.size(); ++li) {
+    const Endpoint& e = links_[li]->endpoint();
+    if (e.port == endpoint.port && e.host == endpoint.host) return int(li);
+  }
+  return -1;
+}
+
+void Engine::add_link(const Endpoint& endpoint) {
+  size_t li = links_.size();
+  if (li >= kMaxLinks) {
+    // No room for another link: take the place of a server that left the pool and is not up (a
+    // link that is not up holds no request). Its regions were unreachable anyway.
+    for (li = 0; li < links_.size(); ++li)
+      if (!placement_.live(li) && !links_[li]->up()) break;
+    if (li == links_.size()) {
+      log_.log(LogLevel::kError, "pool.member_refused",
+               "%s joined the pool, but this agent serves %zu memory servers at most and none of them left",
+               endpoint.str().c_str(), kMaxLinks);
+      return;
+    }
+    ServerLink& old = *links_[li];
+    log_.log(LogLevel::kInfo, "pool.link_reused", "%s takes the link of %s (server %d), which left the pool",
+             endpoint.str().c_str(), old.endpoint().str().c_str(), old.server_id());
+    orphans_.clear();
+    old.close(now_ns(), *buffer_, &orphans_);  // a connect or hello under way: its socket leaves epoll
+    fail_records(orphans_, PD3_E_UNAVAILABLE);  // none: records go only to links that are up
+    if (old.server_id() >= 0 && link_of_server_[old.server_id()] == int(li)) link_of_server_[old.server_id()] = -1;
+  }
+  auto link = std::make_unique<ServerLink>(endpoint, uint32_t(li), epoll_.get(), link_options_);
+  ServerState state;
+  state.endpoint = endpoint;
+  if (li == links_.size()) {
+    links_.push_back(std::move(link));
+    seen_up_.push_back(false);
+    logged_.emplace_back();
+    joined_.push_back(true);
+  } else {
+    links_[li] = std::move(link);
+    seen_up_[li] = false;
+    logged_[li].clear();
+    joined_[li] = true;
+  }
+  placement_.reset(li);
+  std::lock_guard lock(servers_mu_);
+  if (li == servers_.size()) {
+    servers_.push_back(std::move(state));
+  } else {
+    servers_[li] = std::move(state);
+  }
+}
+
 void Engine::fail_link(int li, int status, const std::string& why, uint64_t now) {
   ServerLink& link = *links_[li];
   const bool was_up = link.up();
@@ -775,6 +882,10 @@ void Engine::on_link_up(int li) {
   if (seen_up_[li]) {
     bump(counters_.reconnects);
     log_.log(LogLevel::kInfo, "server.reconnected", "%s (server %d) is back", link.endpoint().str().c_str(), id);
+  } else if (joined_[li]) {
+    log_.log(LogLevel::kInfo, "pool.member_joined", "%s (server %d) joined the pool: %llu of %llu bytes free; new regions may go there",
+             link.endpoint().str().c_str(), id, (unsigned long long)link.free_bytes(),
+             (unsigned long long)link.capacity());
   } else {
     log_.log(LogLevel::kInfo, "server.connected", "%s (server %d): %llu of %llu bytes free",
              link.endpoint().str().c_str(), id, (unsigned long long)link.free_bytes(),
@@ -793,6 +904,7 @@ void Engine::refresh_server(int li) {
   s.server_id = link.server_id();
   s.capacity = link.capacity();
   s.free_bytes = link.free_bytes();
+  s.placeable = placement_.live(size_t(li));
 }
 
 // ---- Host View and gauges ------------------------------------------------------------------

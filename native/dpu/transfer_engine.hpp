@@ -122,6 +122,7 @@ struct ServerState {
   int server_id = -1;            // -1 until the first hello
   uint64_t capacity = 0;
   uint64_t free_bytes = 0;       // as of the hello, minus allocations since
+  bool placeable = true;         // new regions may go there: false while it is out of the pool
   std::string last_error;        // why the last connect or the connection failed
 };
 
@@ -140,6 +141,13 @@ class TransferEngine {
   virtual EngineStats stats() const = 0;
   // Thread-safe snapshot.
   virtual std::vector<ServerState> servers() const = 0;
+  // The pool's membership changed (thread-safe; applied by the engine thread within a
+  // millisecond). member false: the server at `endpoint` left the pool, so no new region goes
+  // there; its existing regions are still served while it answers. member true: it is in the pool,
+  // so it is placeable again, or, if the engine has no link to it, a link is opened and new regions
+  // may go there once its hello succeeds (log event pool.member_joined). Returns PD3_OK (queued)
+  // or PD3_E_INVAL (no host or port).
+  [[nodiscard]] virtual int set_member(const Endpoint& endpoint, bool member) = 0;
   // The tee proxy's port when prefetching runs on the tee backend, else 0.
   virtual uint16_t tee_port() const = 0;
   // The prefetch path (null while prefetching is off), for attaching an external parser.

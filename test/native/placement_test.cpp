@@ -1,6 +1,6 @@
 // placement_test.cpp — where new regions go (common/placement.hpp): each policy's choice, exclusions
-// and the room a retry needs, refraction after NOSPACE, the names, and the balance each policy
-// reaches over many allocations of mixed sizes.
+// and the room a retry needs, refraction after NOSPACE, servers that left the pool (not live), the
+// names, and the balance each policy reaches over many allocations of mixed sizes.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -104,6 +104,45 @@ TEST(placement_refraction_skips_a_refused_server_until_it_ends) {
   std::vector<PlacementCandidate> six(6, PlacementCandidate{true, 10});
   six[5].free_bytes = 1000;
   CHECK(p.pick(six, 0, 0, 250 * kMs) != 5);
+}
+
+TEST(placement_never_places_on_a_server_that_left_the_pool) {
+  for (auto policy : {PlacementPolicy::kPowerOfTwo, PlacementPolicy::kMostFree, PlacementPolicy::kRandom}) {
+    Placement p(policy, 100 * kMs, 5);
+    std::vector<PlacementCandidate> c = {{true, 100}, {true, 900}, {true, 300}};
+    CHECK(p.live(1) && p.live(7));  // live until told otherwise, known index or not
+    p.set_live(1, false);
+    CHECK(!p.live(1) && p.live(0) && p.live(2));
+    for (int i = 0; i < 2'000; ++i) CHECK(p.pick(c, 0, 0, 0) != 1);
+    // Not even as a last resort: when only it could take the region, there is none.
+    CHECK_EQ(p.pick(c, 0b101, 0, 0), -1);
+    CHECK_EQ(p.pick(c, 0, 500, 0), -1);
+    // Unlike refraction: a refracted live server is still the last resort, a left one is not.
+    p.refused(0, 0);
+    CHECK_EQ(p.pick(c, 1u << 2, 0, 10 * kMs), 0);
+    // Back in the pool (same index): placeable again, and the most free by far.
+    p.set_live(1, true);
+    CHECK(p.live(1));
+    CHECK_EQ(p.pick(c, 0, 500, 0), 1);
+    bool chosen = false;
+    for (int i = 0; i < 200 && !chosen; ++i) chosen = p.pick(c, 0, 0, 0) == 1;
+    CHECK(chosen);
+  }
+  // A left server that is down stays out once it is up again; a reset slot (another server now)
+  // is live and not refracted.
+  Placement p(PlacementPolicy::kMostFree, 100 * kMs, 5);
+  std::vector<PlacementCandidate> c = {{true, 100}, {false, 900}};
+  p.set_live(1, false);
+  c[1].up = true;
+  CHECK_EQ(p.pick(c, 0, 0, 0), 0);
+  p.refused(1, 0);
+  p.reset(1);
+  CHECK(p.live(1));
+  CHECK_EQ(p.pick(c, 0, 0, 10 * kMs), 1);
+  CHECK_EQ(p.refraction_skips(), 0u);
+  // Setting an index far beyond the list leaves the others alone.
+  p.set_live(40, false);
+  CHECK(!p.live(40) && p.live(39) && p.live(1));
 }
 
 TEST(placement_p2c_balances_mixed_sizes_better_than_random) {

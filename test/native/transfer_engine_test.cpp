@@ -428,6 +428,109 @@ TEST(engine_server_killed_and_restarted) {
   CHECK(eventually([&] { return engine->stats().servers_up == 2; }));  // the loop's next gauge refresh
 }
 
+// The pool's membership at run time (set_member): a server that left gets no new region while its
+// regions are still served, one that comes back is placed again, and one that joins gets a link
+// of its own, placed once its hello succeeded.
+TEST(engine_pool_members_leave_return_and_join) {
+  ScopedHost host("eng-members");
+  REQUIRE(host.rc == PD3_OK);
+  auto a = fake(1, 8u << 20);
+  auto b = fake(2, 16u << 20);
+  REQUIRE(a && b);
+  pd3::EngineOptions o = test_options(host.name, {a.get(), b.get()});
+  o.placement = pd3::PlacementPolicy::kMostFree;  // B, the freer, unless it is out of the pool
+  std::unique_ptr<pd3::TransferEngine> engine;
+  REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
+  uint16_t on_b = 0;
+  REQUIRE(allocate(host.h, 4096, &on_b) == PD3_OK);
+  REQUIRE(pd3_region_server(on_b) == 2);
+  const auto data = pattern(4096, 5);
+  REQUIRE(write(host.h, on_b, 0, data) == PD3_OK);
+
+  // B leaves: still connected, no longer placed, its region still served.
+  CHECK_EQ(engine->set_member(b->endpoint(), false), PD3_OK);
+  CHECK(eventually([&] { return !engine->servers()[1].placeable; }));
+  CHECK(engine->servers()[1].connected && engine->servers()[0].placeable);
+  for (int i = 0; i < 10; ++i) {
+    uint16_t r = 0;
+    CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+    CHECK_EQ(pd3_region_server(r), 1u);
+  }
+  std::vector<uint8_t> got;
+  CHECK_EQ(read(host.h, on_b, 0, 4096, &got), PD3_OK);
+  CHECK(got == data);
+  // A alone cannot hold 9 MiB, and B is not asked: the allocation fails rather than go there.
+  uint16_t big = 0;
+  CHECK_EQ(allocate(host.h, 9u << 20, &big), PD3_E_NOSPACE);
+  // An endpoint the engine never served leaving is nothing to do; a bad one is refused.
+  CHECK_EQ(engine->set_member(pd3::Endpoint{"127.0.0.1", 9}, false), PD3_OK);
+  CHECK_EQ(engine->set_member(pd3::Endpoint{"", 0}, true), PD3_E_INVAL);
+
+  // B comes back: placed again (the most free).
+  CHECK_EQ(engine->set_member(b->endpoint(), true), PD3_OK);
+  CHECK(eventually([&] { return engine->servers()[1].placeable; }));
+  uint16_t r = 0;
+  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+  CHECK_EQ(pd3_region_server(r), 2u);
+
+  // C joins: a link of its own, logged once its hello succeeded, then placed (the most free).
+  auto c = fake(3, 64u << 20);
+  REQUIRE(c);
+  CHECK_EQ(engine->set_member(c->endpoint(), true), PD3_OK);
+  CHECK(eventually([&] { const auto s = engine->servers(); return s.size() == 3 && s[2].connected; }));
+  CHECK_EQ(engine->servers()[2].server_id, 3);
+  std::vector<pd3::LogEvent> seen;
+  CHECK(eventually([&] { return has_event(*engine, pd3::LogLevel::kInfo, "pool.member_joined", &seen); }));
+  CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
+  CHECK_EQ(pd3_region_server(r), 3u);
+  CHECK_EQ(write(host.h, r, 0, data), PD3_OK);
+  CHECK_EQ(read(host.h, r, 0, 4096, &got), PD3_OK);
+  CHECK(got == data);
+  // Told twice, it is still one link.
+  CHECK_EQ(engine->set_member(c->endpoint(), true), PD3_OK);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_EQ(engine->servers().size(), 3u);
+  CHECK(eventually([&] { return engine->stats().servers_up == 3; }));
+}
+
+// With every link taken, a server that joins takes the link of one that left and is down; with
+// none such, it is refused (logged) and nothing else changes.
+TEST(engine_pool_member_takes_the_link_of_one_that_left) {
+  ScopedHost host("eng-reuse");
+  REQUIRE(host.rc == PD3_OK);
+  auto a = fake(1);
+  REQUIRE(a);
+  std::unique_ptr<pd3::TransferEngine> engine;
+  REQUIRE(pd3::TransferEngine::start(test_options(host.name, {a.get()}), &engine) == PD3_OK);
+  // Fill every link with loopback ports nothing listens on (refused at once, retried).
+  const size_t max_links = std::min<size_t>(PD3_MAX_SERVERS, 32);
+  for (size_t i = 1; i < max_links; ++i) CHECK_EQ(engine->set_member(pd3::Endpoint{"127.0.0.1", uint16_t(i)}, true), PD3_OK);
+  CHECK(eventually([&] { return engine->servers().size() == max_links; }));
+  auto b = fake(2);
+  REQUIRE(b);
+  std::vector<pd3::LogEvent> seen;
+  CHECK_EQ(engine->set_member(b->endpoint(), true), PD3_OK);
+  CHECK(eventually([&] { return has_event(*engine, pd3::LogLevel::kError, "pool.member_refused", &seen); }));
+  CHECK_EQ(engine->servers().size(), max_links);
+  // Port 5 leaves: B takes its link.
+  CHECK_EQ(engine->set_member(pd3::Endpoint{"127.0.0.1", 5}, false), PD3_OK);
+  CHECK_EQ(engine->set_member(b->endpoint(), true), PD3_OK);
+  CHECK(eventually([&] { const auto s = engine->servers(); return s[5].endpoint.port == b->endpoint().port && s[5].connected; }));
+  CHECK(engine->servers()[5].placeable);
+  CHECK_EQ(engine->servers().size(), max_links);
+  CHECK(eventually([&] { return has_event(*engine, pd3::LogLevel::kInfo, "pool.member_joined", &seen); }));
+  CHECK(has_event(*engine, pd3::LogLevel::kInfo, "pool.link_reused", &seen));
+  // Both real servers take regions.
+  bool on[3] = {false, false, false};
+  for (int i = 0; i < 40 && !(on[1] && on[2]); ++i) {
+    uint16_t r = 0;
+    REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
+    const uint32_t id = pd3_region_server(r);
+    if (id < 3) on[id] = true;
+  }
+  CHECK(on[1] && on[2]);
+}
+
 TEST(engine_mute_server_times_out) {
   ScopedHost host("eng-mute");
   REQUIRE(host.rc == PD3_OK);

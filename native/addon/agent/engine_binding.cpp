@@ -26,7 +26,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
         {InstanceMethod<&EngineHandle::Stats>("stats"), InstanceMethod<&EngineHandle::Servers>("servers"),
          InstanceMethod<&EngineHandle::TakeLogs>("takeLogs"), InstanceMethod<&EngineHandle::TeePort>("teePort"),
          InstanceMethod<&EngineHandle::AttachParser>("attachParser"),
-         InstanceMethod<&EngineHandle::PumpFlows>("pumpFlows"), InstanceMethod<&EngineHandle::Close>("close")});
+         InstanceMethod<&EngineHandle::PumpFlows>("pumpFlows"), InstanceMethod<&EngineHandle::SetMember>("setMember"),
+         InstanceMethod<&EngineHandle::Close>("close")});
     exports.Set("EngineHandle", cls);
   }
 
@@ -151,10 +152,23 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       s.Set("serverId", states[i].server_id);
       s.Set("capacity", double(states[i].capacity));
       s.Set("freeBytes", double(states[i].free_bytes));
+      s.Set("placeable", states[i].placeable);
       s.Set("lastError", states[i].last_error);
       out.Set(i, s);
     }
     return out;
+  }
+
+  // setMember(address: "host:port", member: boolean): the pool's membership changed
+  // (TransferEngine::set_member); applied by the engine thread.
+  Napi::Value SetMember(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    pd3::Endpoint ep;
+    if (info.Length() < 2 || !info[0].IsString() || !info[1].IsBoolean() ||
+        !pd3::parse_endpoint(info[0].As<Napi::String>().Utf8Value(), &ep))
+      throw Napi::TypeError::New(env, "setMember(address: \"host:port\", member: boolean)");
+    if (const int rc = engine(env).set_member(ep, info[1].As<Napi::Boolean>().Value())) throw_status(env, rc, "setMember");
+    return env.Undefined();
   }
 
   // takeLogs(): {events: NativeLogEvent[], dropped}; after close(), the events of the shutdown.
