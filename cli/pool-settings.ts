@@ -1,6 +1,7 @@
 // pool-settings.ts — the settings that put a deployable in a memory pool run by etcd (--etcd,
 // --etcd-prefix, --lease-ttl), shared by the deployables that take them. docs/pool.md.
 import { checkPoolPrefix } from '../common/pool-record.js';
+import { checkTenantName } from '../common/tenant-record.js';
 import { describeJson, integer, urlList, type Setting, type SettingText } from './settings.js';
 
 /** A key prefix for the pool's records in etcd. */
@@ -12,6 +13,19 @@ function poolPrefix(t: SettingText): Setting<string> {
     fromJson(value) {
       if (typeof value !== 'string') throw new Error(`must be a string, got ${describeJson(value)}`);
       return checkPoolPrefix(value);
+    },
+  };
+}
+
+/** A tenant name (1..64 of [A-Za-z0-9._-]). */
+export function tenantName(t: SettingText): Setting<string> {
+  return {
+    ...t,
+    arg: t.arg ?? 'NAME',
+    fromText: checkTenantName,
+    fromJson(value) {
+      if (typeof value !== 'string') throw new Error(`must be a string, got ${describeJson(value)}`);
+      return checkTenantName(value);
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
 import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from '../cli/settings.js';
-import { POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
+import { POOL_SETTINGS, tenantName, type PoolOptions } from '../cli/pool-settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
 
@@ -35,6 +35,13 @@ export const AGENT_SETTINGS = {
     flag: 'token-file',
     arg: 'FILE',
     help: 'read the auth token from FILE (a trailing line break is ignored)',
+  }),
+  tenant: tenantName({
+    flag: 'tenant',
+    help:
+      "the tenant the host's app is: the agent reaches only its regions and keys, and the token is then " +
+      "the tenant's credential (pd3-memserver credential --tenant NAME)",
+    fallback: 'the default tenant',
   }),
   maxBatchRecords: integer(1, 1 << 20, {
     flag: 'max-batch-records',
@@ -194,6 +201,7 @@ export interface AgentSettings {
   etcdPrefix?: string;
   token?: string;
   tokenFile?: string;
+  tenant?: string;
   maxBatchRecords?: number;
   maxBatchBytes?: number | string;
   batchDelayUs?: number;
@@ -237,6 +245,8 @@ export interface AgentOptions {
    *  `servers`. */
   pool?: Pick<PoolOptions, 'endpoints' | 'prefix'>;
   token: string;
+  /** Absent: the default tenant. */
+  tenant?: string;
   maxBatchRecords?: number;
   maxBatchBytes?: number;
   batchDelayUs?: number;
@@ -335,6 +345,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     segment: required(v.segment, 'segment', 'segment', l.fileLabel),
     ...serverSource(v.servers, v.etcd, v.etcdPrefix, l.fileLabel),
     token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
+    tenant: v.tenant,
     maxBatchRecords: v.maxBatchRecords,
     maxBatchBytes: v.maxBatchBytes,
     batchDelayUs: v.batchDelayUs,

@@ -21,6 +21,7 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
     token: o.token,
     hostView: o.hostView,
   };
+  if (o.tenant !== undefined) out.tenant = o.tenant;
   if (o.maxBatchRecords !== undefined) out.maxBatchRecords = o.maxBatchRecords;
   if (o.maxBatchBytes !== undefined) out.maxBatchBytes = o.maxBatchBytes;
   if (o.batchDelayUs !== undefined) out.batchDelayUs = o.batchDelayUs;

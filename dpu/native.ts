@@ -58,6 +58,8 @@ export interface NativeEngineOptions {
   /** "host:port" of each memory server. */
   servers: string[];
   token: string;
+  /** The tenant the engine's connections act for; absent: the default tenant. */
+  tenant?: string;
   maxBatchRecords?: number;
   maxBatchBytes?: number;
   batchDelayUs?: number;

@@ -7,3 +7,5 @@ export { lzKeyHash } from './lz-hash.js';
 export { constants } from './native.js';
 export type { PlacementPolicy } from './native.js';
 export type { NativeConstants, ControlField } from '../common/constants.js';
+export { TenantSession } from './tenant-session.js';
+export type { TenantSessionOptions, NamedRegion } from './tenant-session.js';

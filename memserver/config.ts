@@ -99,6 +99,14 @@ export const MEMSERVER_SETTINGS = {
       fallback: 'the --listen address',
     },
   ),
+  reclaimGrace: integer(0, 86400, {
+    flag: 'reclaim-grace',
+    arg: 'S',
+    help:
+      "with --etcd: seconds a tenant's regions outlive the last lease of its clients before they are " +
+      'freed (a client restarting within it keeps its data)',
+    fallback: '30',
+  }),
 };
 
 /** pd3-memserver's settings shaped like its config file (sizes as bytes or strings like "4G"). */
@@ -121,6 +129,7 @@ export interface MemServerSettings {
   etcdPrefix?: string;
   leaseTtl?: number;
   advertise?: string;
+  reclaimGrace?: number;
 }
 
 /** Checked settings of a memory server: what MemServer.start runs. */
@@ -154,6 +163,8 @@ export interface MemServerOptions {
 export interface MemServerPoolOptions extends PoolOptions {
   /** The address published for clients; absent: the listen address (with the real port). */
   advertise?: Endpoint;
+  /** Seconds a tenant without a lease keeps its regions before they are reclaimed. */
+  reclaimGraceS: number;
 }
 
 function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessEnv): MemServerOptions {
@@ -187,12 +198,14 @@ function buildPool(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged'], listen
   }
   if (pool === null) {
     if (v.advertise !== undefined) throw new UsageError('--advertise needs --etcd');
+    if (v.reclaimGrace !== undefined) throw new UsageError('--reclaim-grace needs --etcd');
     return undefined;
   }
   if (v.advertise === undefined && listen.host === '0.0.0.0') {
     throw new UsageError('--etcd with --listen 0.0.0.0: give --advertise HOST:PORT, the address clients should dial');
   }
-  return v.advertise === undefined ? pool : { ...pool, advertise: v.advertise };
+  const withGrace = { ...pool, reclaimGraceS: v.reclaimGrace ?? 30 };
+  return v.advertise === undefined ? withGrace : { ...withGrace, advertise: v.advertise };
 }
 
 /** Parses pd3-memserver's command line (and the config file it names). Throws UsageError. */

@@ -46,7 +46,31 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     stat: 'auth_failures',
     name: `${PREFIX}_auth_failures_total`,
     type: 'counter',
-    help: 'Hellos refused for a wrong token.',
+    help: 'Hellos refused for a wrong token or tenant credential.',
+  },
+  {
+    stat: 'tenant_refusals',
+    name: `${PREFIX}_tenant_refusals_total`,
+    type: 'counter',
+    help: "Requests refused PD3_E_FORBIDDEN: they named another tenant's region.",
+  },
+  {
+    stat: 'tenants_reclaimed',
+    name: `${PREFIX}_tenants_reclaimed_total`,
+    type: 'counter',
+    help: 'Tenants whose regions were reclaimed.',
+  },
+  {
+    stat: 'reclaimed_regions',
+    name: `${PREFIX}_reclaimed_regions_total`,
+    type: 'counter',
+    help: 'Regions freed because their tenant left the pool (lease gone past the grace period).',
+  },
+  {
+    stat: 'reclaimed_bytes',
+    name: `${PREFIX}_reclaimed_bytes_total`,
+    type: 'counter',
+    help: 'Bytes of the reclaimed regions.',
   },
   {
     stat: 'hello_timeouts',

@@ -34,6 +34,13 @@ export interface NativeMemServerOptions {
   recordParser?: string;
 }
 
+/** What one tenant holds on a memory server. */
+export interface TenantUsage {
+  tenant: string;
+  regions: number;
+  bytes: number;
+}
+
 /** A running memory server: its own native event-loop thread. */
 export interface NativeMemServer {
   /** The port it listens on. */
@@ -46,6 +53,10 @@ export interface NativeMemServer {
   recordParser(): string;
   /** Log events since the last call; `dropped` counts events lost to a full queue. */
   takeLogs(): { events: NativeLogEvent[]; dropped: number };
+  /** Regions and bytes of every tenant holding a region ('' is the default tenant). */
+  tenants(): TenantUsage[];
+  /** Frees every region of `tenant` on the server's thread; returns at once (tenant.reclaimed is logged). */
+  reclaimTenant(tenant: string): void;
   /** Stops the thread and closes every connection; idempotent. */
   close(): void;
 }

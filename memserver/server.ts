@@ -7,9 +7,10 @@ import { memServerFamilies } from './metrics.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import { NativeService } from '../cli/native-service.js';
 import { callNative } from '../common/errors.js';
-import { addon, type NativeMemServer, type NativeMemServerOptions } from './native.js';
+import { addon, constants, type NativeMemServer, type NativeMemServerOptions, type TenantUsage } from './native.js';
 import { machineHarvestableBytes } from './meminfo.js';
 import { PoolMember, type MemberCapacity } from './pool-member.js';
+import { TenantReaper } from './tenant-reaper.js';
 
 /** The record parser as configured, for logs and metrics. */
 function recordParserName(o: MemServerOptions): string {
@@ -58,6 +59,8 @@ export class MemServer extends NativeService<NativeMemServer> {
   readonly recordFormat: string;
   /** Its membership of an etcd-run pool, or null without --etcd. */
   pool: PoolMember | null = null;
+  /** Reclaims the regions of tenants whose leases are gone, or null without --etcd. */
+  reaper: TenantReaper | null = null;
 
   private constructor(native: NativeMemServer, host: string, recordParser: string, logger: Logger) {
     super(native, logger, 'memory server');
@@ -100,8 +103,14 @@ export class MemServer extends NativeService<NativeMemServer> {
 
   /** Leaves the pool (its record goes at once), then stops serving. */
   override async close(): Promise<void> {
+    await this.reaper?.close();
     await this.pool?.close();
     await super.close();
+  }
+
+  /** Regions and bytes of every tenant holding a region here ('' is the default tenant). */
+  tenants(): TenantUsage[] {
+    return this.handle().tenants();
   }
 
   /** Native counters and gauges, by name. */
@@ -130,5 +139,15 @@ export class MemServer extends NativeService<NativeMemServer> {
     this.pool = await PoolMember.join({ ...pool, serverId: options.serverId, address }, capacity, this.logger);
     const member = this.pool;
     this.registry.add(() => member.families());
+    const serverId = options.serverId;
+    const localBits = constants.REGION_LOCAL_BITS;
+    const reaper = new TenantReaper(pool, pool.reclaimGraceS, {
+      tenants: () => this.handle().tenants(),
+      reclaimTenant: (tenant) => this.handle().reclaimTenant(tenant),
+      ownsRegion: (region) => Math.floor(region / 2 ** localBits) === serverId,
+    }, this.logger);
+    this.reaper = reaper;
+    reaper.start();
+    this.registry.add(() => reaper.families());
   }
 }

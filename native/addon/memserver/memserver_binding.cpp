@@ -2,6 +2,7 @@
 #include <memory>
 #include <string>
 
+#include "common/tenant_credential.hpp"
 #include "shared/addon.hpp"
 #include "memserver/mem_store.hpp"
 #include "memserver/record_parser.hpp"
@@ -53,7 +54,9 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
         {InstanceMethod<&MemServerHandle::Port>("port"), InstanceMethod<&MemServerHandle::Stats>("stats"),
          InstanceMethod<&MemServerHandle::RecordParser>("recordParser"),
          InstanceMethod<&MemServerHandle::BatchHistogram>("batchHistogram"),
-         InstanceMethod<&MemServerHandle::TakeLogs>("takeLogs"), InstanceMethod<&MemServerHandle::Close>("close")});
+         InstanceMethod<&MemServerHandle::TakeLogs>("takeLogs"), InstanceMethod<&MemServerHandle::Tenants>("tenants"),
+         InstanceMethod<&MemServerHandle::ReclaimTenant>("reclaimTenant"),
+         InstanceMethod<&MemServerHandle::Close>("close")});
     exports.Set("MemServerHandle", cls);
   }
 
@@ -133,7 +136,35 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("prefetch_not_found", s.store.prefetch_not_found);
     set("syncs", s.store.syncs);
     set("record_parser_rejects", s.store.record_parser_rejects);
+    set("tenant_refusals", s.store.tenant_refusals);
+    set("tenants_reclaimed", s.store.tenants_reclaimed);
+    set("reclaimed_regions", s.store.reclaimed_regions);
+    set("reclaimed_bytes", s.store.reclaimed_bytes);
     return o;
+  }
+
+  // tenants(): [{tenant, regions, bytes}] for every tenant holding a region.
+  Napi::Value Tenants(const Napi::CallbackInfo& info) {
+    const std::vector<pd3::TenantUsage> usage = server_->tenants();
+    Napi::Array out = Napi::Array::New(info.Env(), usage.size());
+    for (uint32_t i = 0; i < usage.size(); ++i) {
+      Napi::Object o = Napi::Object::New(info.Env());
+      o.Set("tenant", usage[i].tenant);
+      o.Set("regions", double(usage[i].regions));
+      o.Set("bytes", double(usage[i].bytes));
+      out.Set(i, o);
+    }
+    return out;
+  }
+
+  // reclaimTenant(name): asks the server's thread to free every region of the tenant.
+  Napi::Value ReclaimTenant(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "reclaimTenant(tenant: string)");
+    const std::string tenant = info[0].As<Napi::String>().Utf8Value();
+    if (!pd3::valid_tenant_name(tenant)) throw Napi::RangeError::New(env, "not a tenant name: " + tenant);
+    server_->reclaim_tenant(tenant);
+    return env.Undefined();
   }
 
   Napi::Value BatchHistogram(const Napi::CallbackInfo& info) {

@@ -1,0 +1,169 @@
+// tenant-session.ts — a client's membership of the pool as a tenant: an etcd lease that keeps the
+// tenant's regions alive (a memory server reclaims a tenant's regions once no client of it has held
+// a lease for the grace period), and regions opened by name, which a restarted client finds again.
+// docs/pool.md "Leases, named regions and reclamation".
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Etcd3, Lease } from 'etcd3';
+import {
+  checkRegionName,
+  checkTenantName,
+  encodeRegionNameRecord,
+  parseRegionNameRecord,
+  regionNameKey,
+  tenantLeaseKey,
+} from '../common/tenant-record.js';
+import { Pd3Error } from '../common/errors.js';
+import type { AllocatedRegion, Pd3Host } from './pd3-host.js';
+
+/** Where the pool is and who this client is. */
+export interface TenantSessionOptions {
+  /** etcd client URLs. */
+  endpoints: string[];
+  /** Key prefix of the pool's records (default "/pd3"). */
+  prefix?: string;
+  /** The tenant this client acts for (the one its agent or direct mode connects as). */
+  tenant: string;
+  /** Seconds the lease outlives this process (default 10). */
+  leaseTtlS?: number;
+  /** Distinguishes this client from the tenant's others (default: a random UUID). */
+  clientId?: string;
+}
+
+/** A named region, as openRegion() returns it. */
+export interface NamedRegion extends AllocatedRegion {
+  /** Whether this call created it (false: it existed, e.g. from before a restart). */
+  created: boolean;
+}
+
+/** Every etcd call gives up after this long (cli/pool-settings.ts ETCD_CALL_DEADLINE_MS). */
+const ETCD_DEADLINE_MS = 3000;
+
+/** A tenant's lease in the pool, held from open() to close(). */
+export class TenantSession {
+  /** Times the lease was lost (etcd out of reach longer than its TTL) and taken again. */
+  leasesLost = 0;
+
+  private lease: Lease;
+  private closed = false;
+
+  private constructor(
+    private readonly client: Etcd3,
+    private readonly options: Required<TenantSessionOptions>,
+    lease: Lease,
+  ) {
+    this.lease = lease;
+  }
+
+  /** Takes a lease for the tenant and registers this client under it. Rejects when etcd cannot be
+   *  reached within its deadline, or the options are bad. */
+  static async open(options: TenantSessionOptions): Promise<TenantSession> {
+    const full: Required<TenantSessionOptions> = {
+      endpoints: options.endpoints,
+      prefix: options.prefix ?? '/pd3',
+      tenant: checkTenantName(options.tenant),
+      leaseTtlS: options.leaseTtlS ?? 10,
+      clientId: options.clientId ?? randomUUID(),
+    };
+    if (!Number.isInteger(full.leaseTtlS) || full.leaseTtlS < 2) throw new RangeError('leaseTtlS must be a whole number ≥ 2');
+    // Loaded only here: an app that never joins a pool never loads the etcd client.
+    const { Etcd3 } = await import('etcd3');
+    const client = new Etcd3({
+      hosts: full.endpoints,
+      dialTimeout: ETCD_DEADLINE_MS,
+      defaultCallOptions: () => ({ deadline: Date.now() + ETCD_DEADLINE_MS }),
+    });
+    try {
+      const session = new TenantSession(client, full, client.lease(full.leaseTtlS));
+      await session.register();
+      return session;
+    } catch (e) {
+      client.close();
+      throw new Error(`cannot join the pool as tenant ${full.tenant} (etcd ${full.endpoints.join(', ')}): ${(e as Error).message}`);
+    }
+  }
+
+  /** The tenant's name. */
+  get tenant(): string {
+    return this.options.tenant;
+  }
+
+  /** The etcd lease id, in hex. */
+  async leaseId(): Promise<string> {
+    return this.lease.grant();
+  }
+
+  /** The region called `name` of this tenant: the existing one, or a new one of `bytes` allocated
+   *  through `host` (agent or direct mode; the host must connect as this tenant). A region that
+   *  the record names but its server no longer has (reclaimed) is replaced by a new one. Two
+   *  clients opening the same new name at once get the same region: the loser frees its own. */
+  async openRegion(host: Pd3Host, name: string, bytes: number): Promise<NamedRegion> {
+    const key = regionNameKey(this.options.prefix, this.options.tenant, checkRegionName(name));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const existing = await this.client.get(key).exec();
+      const kv = existing.kvs[0];
+      if (kv !== undefined) {
+        const record = parseRegionNameRecord(key, kv.value.toString());
+        if (await this.stillThere(host, record.region)) return { region: record.region, capacity: record.capacity, created: false };
+        // Gone (its server reclaimed it, or lost it): drop the record unless someone replaced it.
+        await this.client.if(key, 'Mod', '==', kv.mod_revision).then(this.client.delete().key(key)).commit();
+        continue;
+      }
+      const region = await host.allocate(bytes);
+      const won = await this.client
+        .if(key, 'Create', '==', 0)
+        .then(this.client.put(key).value(encodeRegionNameRecord(region)))
+        .commit();
+      if (won.succeeded) return { ...region, created: true };
+      await host.deallocate(region.region);  // another client created it first: use theirs
+    }
+    throw new Error(`region ${name}: its record kept changing under this client; try again`);
+  }
+
+  /** Forgets the region called `name`: frees it and deletes its record. */
+  async deleteRegion(host: Pd3Host, name: string): Promise<void> {
+    const key = regionNameKey(this.options.prefix, this.options.tenant, checkRegionName(name));
+    const got = await this.client.get(key).exec();
+    const kv = got.kvs[0];
+    if (kv === undefined) return;
+    const record = parseRegionNameRecord(key, kv.value.toString());
+    await host.deallocate(record.region).catch((e: unknown) => {
+      if (!(e instanceof Pd3Error && e.code === 'PD3_E_BAD_REGION')) throw e;
+    });
+    await this.client.delete().key(key).exec();
+  }
+
+  /** Revokes the lease (the tenant's regions then live only as long as its other clients, plus the
+   *  grace period) and closes the etcd client. Never rejects. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.lease.revoke().catch(() => {});
+    this.client.close();
+  }
+
+  // Registers this client under the current lease; re-registers under a new one if etcd ends it.
+  private async register(): Promise<void> {
+    const key = tenantLeaseKey(this.options.prefix, this.options.tenant, this.options.clientId);
+    const value = JSON.stringify({ v: 1, pid: process.pid, host: hostname(), startedMs: Date.now() });
+    await this.lease.put(key).value(value).exec();
+    this.lease.on('lost', () => {
+      if (this.closed) return;
+      this.leasesLost++;
+      this.lease = this.client.lease(this.options.leaseTtlS);
+      // Retried by the next loss; a failure here leaves the tenant without a lease until then.
+      this.register().catch(() => {});
+    });
+  }
+
+  // Whether `region` still exists for this tenant: a 1-byte read answers ok, or PD3_E_BAD_REGION.
+  private async stillThere(host: Pd3Host, region: number): Promise<boolean> {
+    try {
+      await host.read(region, 0, 1);
+      return true;
+    } catch (e) {
+      if (e instanceof Pd3Error && e.code === 'PD3_E_BAD_REGION') return false;
+      throw e;
+    }
+  }
+}
