@@ -24,3 +24,5 @@ export type { Endpoint } from '../cli/endpoint.js';
 export { Logger } from '../cli/logger.js';
 export type { LogLevel, LogFields } from '../cli/logger.js';
 export { UsageError } from '../cli/usage-error.js';
+export { tenantCredential } from './credential-command.js';
+export type { TenantUsage } from './native.js';
