@@ -57,6 +57,12 @@ describe('membership records', () => {
     expect(refusal(with_({ v: undefined }))).toMatch(/record version undefined/);
     expect(refusal(with_({ serverId: 4 }))).toMatch(/serverId 4 is not the key's 3/);
     expect(refusal(with_({ serverId: -1 }))).toMatch(/serverId must be a whole number/);
+    // Server ids are 16-bit (the top half of a region id): 65535 is the last, 65536 is refused.
+    const big = { ...GOOD, serverId: 65535 };
+    expect(parseMemberRecord('/pd3', memberKey('/pd3', 65535), encodeMemberRecord(big))).toEqual(big);
+    expect(refusal(with_({ serverId: 65536 }), memberKey('/pd3', 65536))).toMatch(
+      /serverId must be a whole number from 0 to 65535, got 65536/,
+    );
     expect(refusal(with_({ capacityBytes: 1.5 }))).toMatch(/capacityBytes must be a whole number/);
     expect(refusal(with_({ freeBytes: '1' }))).toMatch(/freeBytes must be a whole number/);
     expect(refusal(with_({ harvestableBytes: 2 ** 60 }))).toMatch(/harvestableBytes must be a whole number/);

@@ -17,6 +17,8 @@
 
 namespace pd3 {
 
+static_assert(PD3_MAX_SERVERS == 1u << 16, "MemStoreOptions::server_id: every uint16_t is a valid server id");
+
 namespace {
 
 // The MemStore: regions, index and counters, owned by the server's event-loop thread.
@@ -50,7 +52,7 @@ class Store final : public MemStore {
   // The region [offset, offset + size) of a READ / WRITE lies in, or nullptr after answering with
   // the error.
   Region* checked_range(const TransportRequest& req, FrameBuilder* out);
-  void index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
+  void index_records(uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
   void error(const TransportRequest& req, int status, FrameBuilder* out);
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
 
@@ -84,6 +86,9 @@ void Store::error(const TransportRequest& req, int status, FrameBuilder* out) {
 }
 
 void Store::execute(const TransportRequest& req, FrameBuilder* out) {
+  // Refused rather than ignored: a later protocol may give the field a meaning this server would
+  // otherwise silently drop.
+  if (req.reserved != 0) return error(req, PD3_E_PROTOCOL, out);
   switch (req.op()) {
     case PD3_OP_READ: return read(req, out);
     case PD3_OP_WRITE: return write(req, out);
@@ -129,7 +134,7 @@ void Store::write(const TransportRequest& req, FrameBuilder* out) {
   out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
 }
 
-void Store::index_records(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
+void Store::index_records(uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
   // Only records wholly inside the written bytes, parsed from the first written byte: the parser
   // never sees a byte outside them (docs/memserver.md: records straddling a write's ends).
   records_.for_each_record(bytes, len, [&](const pd3_record_key& k) {
@@ -187,13 +192,12 @@ void Store::control(const TransportRequest& req, FrameBuilder* out) {
     case PD3_CTL_ALLOCATE: {
       Region* region = nullptr;
       if (int rc = regions_.allocate(req.size, &region); rc != PD3_OK) return error(req, rc, out);
-      const pd3_alloc_reply reply{region->id, 0, region->capacity};
+      const pd3_alloc_reply reply{region->id, region->capacity};
       out->response(req.op_id, PD3_OK, sizeof reply, &reply, sizeof reply);
       return;
     }
     case PD3_CTL_DEALLOCATE: {
-      if (req.offset > UINT16_MAX) return error(req, PD3_E_BAD_REGION, out);
-      if (int rc = regions_.deallocate(uint16_t(req.offset)); rc != PD3_OK) return error(req, rc, out);
+      if (int rc = regions_.deallocate(req.offset); rc != PD3_OK) return error(req, rc, out);
       out->response(req.op_id, PD3_OK, 0, nullptr, 0);
       return;
     }
@@ -244,8 +248,6 @@ const RecordParser& MemStore::record_parser() const {
 
 int MemStore::open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out) {
   clear_error();
-  if (options.server_id >= PD3_MAX_SERVERS)
-    return fail(PD3_E_INVAL, "server_id %u: at most %u servers", unsigned(options.server_id), PD3_MAX_SERVERS - 1);
   if (options.sync != SyncMode::kNone && options.sync != SyncMode::kBatch) return fail(PD3_E_INVAL, "unknown sync mode");
   uint64_t capacity = options.capacity;
   if (capacity == 0) {

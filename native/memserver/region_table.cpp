@@ -1,6 +1,8 @@
 // region_table.cpp — see region_table.hpp.
 #include "memserver/region_table.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -22,7 +24,7 @@ uint32_t RegionTable::parse_file_name(const std::string& name) {
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return 0;
   const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.size() > 4) return 0;
+  if (digits.size() > 5) return 0;  // 65535, the largest local id, has 5 digits
   uint32_t local = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return 0;
@@ -37,9 +39,12 @@ int RegionTable::load() {
   if (dir_ == nullptr) return PD3_OK;
   std::vector<std::string> names;
   if (int rc = dir_->list(&names); rc != PD3_OK) return rc;
-  for (const std::string& name : names) {
-    const uint32_t local = parse_file_name(name);
-    if (local == 0) continue;
+  // In increasing local id, so add() sees the ids between two files as free ones.
+  std::vector<std::pair<uint32_t, std::string>> files;
+  for (const std::string& name : names)
+    if (const uint32_t local = parse_file_name(name); local != 0) files.emplace_back(local, name);
+  std::sort(files.begin(), files.end());
+  for (const auto& [local, name] : files) {
     auto region = std::make_unique<Region>();
     uint64_t size = 0;
     if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) return rc;
@@ -53,15 +58,23 @@ int RegionTable::load() {
   return PD3_OK;
 }
 
-Region* RegionTable::find(uint16_t id) const {
+Region* RegionTable::find(uint32_t id) const {
   if (pd3_region_server(id) != server_id_) return nullptr;
-  return regions_[pd3_region_local(id)].get();  // local 0 is never filled
+  const uint32_t local = pd3_region_local(id);
+  return local < regions_.size() ? regions_[local].get() : nullptr;  // local 0 is never filled
 }
 
 void RegionTable::add(std::unique_ptr<Region> region) {
   ++count_;
   allocated_ += region->capacity;
-  regions_[pd3_region_local(region->id)] = std::move(region);
+  const uint32_t local = pd3_region_local(region->id);
+  // Ids skipped over (files missing between two loaded ones) become free ids.
+  for (uint32_t skipped = uint32_t(regions_.size()); skipped < local; ++skipped) {
+    free_locals_.push_back(skipped);
+    std::push_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
+  }
+  if (local >= regions_.size()) regions_.resize(size_t(local) + 1);
+  regions_[local] = std::move(region);
 }
 
 int RegionTable::allocate(uint32_t bytes, Region** out) {
@@ -71,8 +84,9 @@ int RegionTable::allocate(uint32_t bytes, Region** out) {
   if (allocated_ + capacity > capacity_)
     return fail(PD3_E_NOSPACE, "allocation of %llu bytes: %llu of %llu bytes already allocated",
                 (unsigned long long)capacity, (unsigned long long)allocated_, (unsigned long long)capacity_);
-  uint32_t local = 1;
-  while (local <= PD3_REGION_LOCAL_MAX && regions_[local] != nullptr) ++local;
+  // The lowest free id: a freed one below the table's end, else the next one past it.
+  const bool reuse = !free_locals_.empty();
+  const uint32_t local = reuse ? free_locals_.front() : uint32_t(regions_.size());
   if (local > PD3_REGION_LOCAL_MAX) return fail(PD3_E_NOSPACE, "all %u region ids are in use", PD3_REGION_LOCAL_MAX);
   auto region = std::make_unique<Region>();
   region->id = pd3_region_id(server_id_, local);
@@ -81,12 +95,16 @@ int RegionTable::allocate(uint32_t bytes, Region** out) {
                      ? dir_->create(file_name(local), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
                      : Mapping::anonymous(capacity, &region->memory);
   if (rc != PD3_OK) return rc;
+  if (reuse) {
+    std::pop_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
+    free_locals_.pop_back();
+  }
   *out = region.get();
   add(std::move(region));
   return PD3_OK;
 }
 
-int RegionTable::deallocate(uint16_t id) {
+int RegionTable::deallocate(uint32_t id) {
   Region* region = find(id);
   if (region == nullptr) return fail(PD3_E_BAD_REGION, "deallocate of unknown region %#x", unsigned(id));
   const uint32_t local = pd3_region_local(id);
@@ -96,6 +114,8 @@ int RegionTable::deallocate(uint16_t id) {
   --count_;
   allocated_ -= region->capacity;
   regions_[local].reset();
+  free_locals_.push_back(local);
+  std::push_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
   return PD3_OK;
 }
 
