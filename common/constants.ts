@@ -33,7 +33,17 @@ export interface NativeConstants {
   readonly DEFAULT_AGENT_TIMEOUT_MS: number;
   readonly SLOT_ALIGN: number;
   readonly SIZEOF_SLOT: number;
+  /** pd3_request (pd3/wire.h): its size and field offsets. */
   readonly SIZEOF_REQUEST: number;
+  readonly REQUEST_OP_ID: number;
+  readonly REQUEST_RESERVED: number;
+  readonly REQUEST_REGION: number;
+  readonly REQUEST_OFFSET: number;
+  readonly REQUEST_SIZE: number;
+  /** pd3_alloc_reply (pd3/wire.h): the data of a successful ALLOCATE. */
+  readonly SIZEOF_ALLOC_REPLY: number;
+  readonly ALLOC_REPLY_REGION: number;
+  readonly ALLOC_REPLY_CAPACITY: number;
   readonly SIZEOF_RESPONSE: number;
   readonly SIZEOF_LZ_RECORD: number;
   readonly SIZEOF_LZ_DESC: number;
@@ -67,15 +77,23 @@ export interface NativeConstants {
   readonly TENANT_CREDENTIAL_LEN: number;
   /** What a tenant credential's HMAC covers before the tenant name (pd3/transport.h). */
   readonly TENANT_CREDENTIAL_CONTEXT: string;
+  /** Region ids (pd3/transport.h): server:REGION_SERVER_BITS | local:REGION_LOCAL_BITS, 32 bits in
+   *  all, so decode them with `>>>` (a region of a server id ≥ 32768 is ≥ 2^31). */
   readonly REGION_SERVER_BITS: number;
   readonly REGION_LOCAL_BITS: number;
   readonly MAX_SERVERS: number;
+  readonly REGION_LOCAL_MAX: number;
   readonly SEGMENT_MAGIC: bigint;
   /** Status name → negative code, e.g. PD3_E_AGAIN → -1. */
   readonly status: Readonly<Record<string, number>>;
   /** Control-block field → byte offset. */
   readonly control: Readonly<Record<ControlField, number>>;
 }
+
+/** The largest memory server id, PD3_MAX_SERVERS - 1 (pd3/transport.h). Settings are checked
+ *  before any addon is loaded (--help must work without one), so this one number is mirrored
+ *  here; test/wire.test.ts checks it against the addon's MAX_SERVERS. */
+export const MAX_SERVER_ID = 65_535;
 
 export type ControlField =
   | 'magic' | 'layout_version' | 'control_size' | 'segment_size' | 'req_offset' | 'req_size'

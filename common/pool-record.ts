@@ -1,6 +1,7 @@
 // pool-record.ts — the memory pool's records in etcd: where they live (keys under a prefix) and
 // what a memory server's membership record holds. Only TypeScript reads or writes them (etcd is
 // reached through the npm etcd3 client), so this file is their one definition. docs/pool.md.
+import { MAX_SERVER_ID } from './constants.js';
 
 /** Version of the membership record this code writes; a reader skips any other. */
 export const MEMBER_RECORD_VERSION = 1;
@@ -117,7 +118,7 @@ export function parseMemberRecord(prefix: string, key: string, text: string): Me
     }
     return n;
   };
-  const serverId = whole('serverId', 0xffff_ffff);
+  const serverId = whole('serverId', MAX_SERVER_ID);
   if (String(serverId) !== idText) throw new PoolRecordError(key, `serverId ${serverId} is not the key's ${idText}`);
   const address = o.address;
   if (typeof address !== 'string' || !/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/.test(address) || Number(address.split(':')[1]) > 65535) {

@@ -6,6 +6,7 @@ import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
 import { poolOptions, POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
+import { MAX_SERVER_ID } from '../common/constants.js';
 import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from '../cli/settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
@@ -20,9 +21,9 @@ export const MEMSERVER_SETTINGS = {
       fallback: '127.0.0.1:7400',
     },
   ),
-  serverId: integer(0, 15, {
+  serverId: integer(0, MAX_SERVER_ID, {
     flag: 'server-id',
-    help: "this server's id, the top 4 bits of every region id it hands out; unique among the servers of one agent",
+    help: "this server's id, the top 16 bits of every region id it hands out; unique among the servers of one agent",
     fallback: '0',
   }),
   token: text(TOKEN_MAX_BYTES, {

@@ -12,7 +12,7 @@ export interface NativeMemServerOptions {
   host: string;
   /** Port to listen on; 0 picks a free one (see port()). */
   port: number;
-  /** 0..15: the top bits of every region id this server hands out. */
+  /** 0..65535: the top 16 bits of every region id this server hands out. */
   serverId: number;
   /** Auth token every client must present in its hello. */
   token: string;

@@ -155,7 +155,7 @@ describe('pd3-memserver settings', () => {
     const o = memserver([
       '--listen=0.0.0.0:0',
       '--server-id',
-      '15',
+      '40000',
       '--token',
       't',
       '--capacity',
@@ -179,7 +179,7 @@ describe('pd3-memserver settings', () => {
     ]);
     expect(o).toEqual({
       listen: { host: '0.0.0.0', port: 0 },
-      serverId: 15,
+      serverId: 40000,
       token: 't',
       capacity: 4 * 2 ** 30,
       headroom: 0.2,
@@ -213,8 +213,8 @@ describe('pd3-memserver settings', () => {
   it('refuses each bad config file value, naming the key', () => {
     const cases: Array<[object, RegExp]> = [
       [{ lisen: '127.0.0.1:1' }, /unknown key "lisen" \(did you mean "listen"\?\)/],
-      [{ serverId: '3' }, /key "serverId": must be a whole number from 0 to 15, got a string/],
-      [{ serverId: 16 }, /key "serverId": must be from 0 to 15, got 16/],
+      [{ serverId: '3' }, /key "serverId": must be a whole number from 0 to 65535, got a string/],
+      [{ serverId: 65536 }, /key "serverId": must be from 0 to 65535, got 65536/],
       [{ serverId: 1.5 }, /key "serverId": must be a whole number/],
       [{ headroom: 1 }, /key "headroom": must be at least 0 and below 1, got 1/],
       [{ headroom: '0.1' }, /key "headroom": must be a decimal number/],
@@ -250,8 +250,8 @@ describe('pd3-memserver settings', () => {
 
   it('refuses each bad flag value, naming the flag', () => {
     const cases: Array<[string[], RegExp]> = [
-      [['--server-id', '16'], /^--server-id: must be from 0 to 15, got 16/],
-      [['--server-id', '-1'], /^--server-id: must be from 0 to 15, got -1/],
+      [['--server-id', '65536'], /^--server-id: must be from 0 to 65535, got 65536/],
+      [['--server-id', '-1'], /^--server-id: must be from 0 to 65535, got -1/],
       [['--server-id', '2x'], /^--server-id: must be a whole number/],
       [['--capacity', '4X'], /^--capacity: unknown size unit "X"/],
       [['--capacity', '0'], /^--capacity: must be from 4K/],
@@ -295,8 +295,9 @@ describe('pd3-memserver settings', () => {
     expect(o.listen).toEqual({ host: '127.0.0.1', port: 0 });
     expect(o.metrics).toBeNull();
     expect(o.capacity).toBe(64 * 2 ** 20);
-    expect(refusal(() => memServerOptions({ serverId: 99, token: 'x' }, {}))).toMatch(
-      /^options, key "serverId": must be from 0 to 15/,
+    expect(memServerOptions({ serverId: 65535, token: 'x' }, {}).serverId).toBe(65535);
+    expect(refusal(() => memServerOptions({ serverId: 65536, token: 'x' }, {}))).toMatch(
+      /^options, key "serverId": must be from 0 to 65535, got 65536/,
     );
     expect(refusal(() => memServerOptions({ bogus: 1 } as object, {}))).toMatch(/^options: unknown key "bogus"/);
   });

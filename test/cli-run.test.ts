@@ -264,7 +264,7 @@ function hello(port: number, token: string): Promise<{ status: number; serverId:
     frame.writeUInt32LE(frame.length, 0); // length
     frame.writeUInt16LE(1, 4); // PD3_FRAME_HELLO
     frame.writeUInt32LE(0x54334450, 24); // PD3_TRANSPORT_MAGIC
-    frame.writeUInt16LE(1, 28); // PD3_TRANSPORT_VERSION
+    frame.writeUInt16LE(C.TRANSPORT_VERSION, 28);
     frame.writeUInt16LE(tok.length, 30);
     tok.copy(frame, 32);
     let got = Buffer.alloc(0);
@@ -429,7 +429,7 @@ describe('MemServer and Agent in-process', () => {
     expect(lines.find((l) => l.component === 'agent')).toMatchObject({ event: 'ready', segment: host.name });
 
     const { region } = await host.allocate(4096);
-    expect(region >> 12).toBe(3); // the server id is the region id's top bits
+    expect(region >>> 16).toBe(3); // the server id is the region id's top 16 bits
     await host.write(region, 0, Buffer.from('in-process'));
     expect(Buffer.from(await host.read(region, 0, 10)).toString()).toBe('in-process');
 

@@ -76,9 +76,9 @@ export class ModelAgent {
       if (r.region === C.CTL_ALLOCATE) {
         const id = this.nextRegion++;
         this.regions.set(id, Buffer.alloc(r.size));
-        const reply = Buffer.alloc(8);
-        reply.writeUInt16LE(id, 0);
-        reply.writeUInt32LE(r.size, 4);
+        const reply = Buffer.alloc(C.SIZEOF_ALLOC_REPLY);
+        reply.writeUInt32LE(id, C.ALLOC_REPLY_REGION);
+        reply.writeUInt32LE(r.size, C.ALLOC_REPLY_CAPACITY);
         return [0, reply];
       }
       if (r.region === C.CTL_DEALLOCATE) return [this.regions.delete(r.offset) ? 0 : E.PD3_E_BAD_REGION!];

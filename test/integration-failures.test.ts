@@ -131,7 +131,7 @@ describe('memory server killed mid-run', () => {
     const SLOTS = 1 << 14;
     const data = await host.allocate(SLOTS * 16);
     const kv = await host.allocate(65536);
-    expect(data.region >> C.REGION_LOCAL_BITS).toBe(3);
+    expect(data.region >>> C.REGION_LOCAL_BITS).toBe(3);
     const KEYS = 200;
     const rand = new Rand(11);
     const records = kvRecords(Array.from({ length: KEYS }, (_, i) => [`user:${i}`, rand.bytes(1 + rand.int(100))]));

@@ -148,7 +148,9 @@ describe('remote memory through a real agent and memory server', () => {
     expect(await codeOf(host.read(4000, 0, 8))).toBe('PD3_E_BAD_REGION');
     expect(await codeOf(host.write(4000, 0, Buffer.alloc(8)))).toBe('PD3_E_BAD_REGION');
     expect(await codeOf(host.read(0, 0, 8))).toBe('PD3_E_BAD_REGION');
-    expect(await codeOf(host.read((5 << 12) | 1, 0, 8))).toBe('PD3_E_BAD_REGION');
+    expect(await codeOf(host.read(5 * 2 ** 16 + 1, 0, 8))).toBe('PD3_E_BAD_REGION'); // server 5's region 1
+    expect(await codeOf(host.read(0xffff_0001, 0, 8))).toBe('PD3_E_BAD_REGION'); // server 65535's: a u32 past 2^31
+    expect(await codeOf(host.deallocate(0xffff_0001))).toBe('PD3_E_BAD_REGION');
     // A released region is gone for reads, writes and a second release.
     await host.write(C.region, 0, Buffer.alloc(4096, 0xcc));
     await host.deallocate(C.region);

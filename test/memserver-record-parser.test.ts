@@ -82,11 +82,11 @@ function opId(op: number): number {
 
 /** pd3_request (+ data for a WRITE). */
 function request(op: number, region: number, offset: number, size: number, data: Buffer = Buffer.alloc(0)): Rec {
-  const h = Buffer.alloc(C.SIZEOF_REQUEST);
-  h.writeUInt16LE(opId(op), 0);
-  h.writeUInt16LE(region, 2);
-  h.writeUInt32LE(offset, 4);
-  h.writeUInt32LE(size, 8);
+  const h = Buffer.alloc(C.SIZEOF_REQUEST); // reserved stays 0
+  h.writeUInt16LE(opId(op), C.REQUEST_OP_ID);
+  h.writeUInt32LE(region, C.REQUEST_REGION);
+  h.writeUInt32LE(offset, C.REQUEST_OFFSET);
+  h.writeUInt32LE(size, C.REQUEST_SIZE);
   return { bytes: Buffer.concat([h, data]), prefetch: false };
 }
 
@@ -242,7 +242,7 @@ describe('pd3-memserver indexing with a parser plug-in', () => {
     try {
       const [alloc] = await client.run([request(C.OP_CONTROL, C.CTL_ALLOCATE, 0, 1 << 16)]);
       expect(alloc!.status).toBe(0);
-      const region = alloc!.data.readUInt16LE(0); // pd3_alloc_reply.region
+      const region = alloc!.data.readUInt32LE(C.ALLOC_REPLY_REGION);
       const records = Buffer.concat([
         exampleRecord('alpha', 'one'),
         exampleRecord('beta', 'x'.repeat(500)),
@@ -294,7 +294,7 @@ describe('pd3-memserver indexing with a parser plug-in', () => {
     const client = await TransportClient.open(Number(d.ready.port));
     try {
       const [alloc] = await client.run([request(C.OP_CONTROL, C.CTL_ALLOCATE, 0, 4096)]);
-      const region = alloc!.data.readUInt16LE(0);
+      const region = alloc!.data.readUInt32LE(C.ALLOC_REPLY_REGION);
       const kv = kvRecord('builtin', 'value');
       const plugin = exampleRecord('alpha', 'one');
       const answers = await client.run([

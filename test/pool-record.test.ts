@@ -57,6 +57,12 @@ describe('membership records', () => {
     expect(refusal(with_({ v: undefined }))).toMatch(/record version undefined/);
     expect(refusal(with_({ serverId: 4 }))).toMatch(/serverId 4 is not the key's 3/);
     expect(refusal(with_({ serverId: -1 }))).toMatch(/serverId must be a whole number/);
+    // Server ids are 16-bit (the top half of a region id): 65535 is the last, 65536 is refused.
+    const big = { ...GOOD, serverId: 65535 };
+    expect(parseMemberRecord('/pd3', memberKey('/pd3', 65535), encodeMemberRecord(big))).toEqual(big);
+    expect(refusal(with_({ serverId: 65536 }), memberKey('/pd3', 65536))).toMatch(
+      /serverId must be a whole number from 0 to 65535, got 65536/,
+    );
     expect(refusal(with_({ capacityBytes: 1.5 }))).toMatch(/capacityBytes must be a whole number/);
     expect(refusal(with_({ freeBytes: '1' }))).toMatch(/freeBytes must be a whole number/);
     expect(refusal(with_({ harvestableBytes: 2 ** 60 }))).toMatch(/harvestableBytes must be a whole number/);
@@ -136,11 +142,13 @@ describe('pd3-memserver pool flags', () => {
   it('build the pool options from --etcd, with defaults', () => {
     const c = parseMemServerCommand(['--etcd', 'http://127.0.0.1:2379,https://e2:2379/'], { PD3_TOKEN: 't' });
     if (c.kind !== 'run') throw new Error(c.kind);
-    expect(c.options.pool).toEqual({ endpoints: ['http://127.0.0.1:2379', 'https://e2:2379'], prefix: '/pd3', leaseTtlS: 10 });
+    expect(c.options.pool).toEqual({ endpoints: ['http://127.0.0.1:2379', 'https://e2:2379'], prefix: '/pd3', leaseTtlS: 10, reclaimGraceS: 30 });
     const d = parseMemServerCommand(['--etcd', 'http://h:1', '--etcd-prefix', '/a/b', '--lease-ttl', '4', '--listen', '0.0.0.0:7400',
-      '--advertise', 'm1.example:7400'], { PD3_TOKEN: 't' });
+      '--advertise', 'm1.example:7400', '--reclaim-grace', '0'], { PD3_TOKEN: 't' });
     if (d.kind !== 'run') throw new Error(d.kind);
-    expect(d.options.pool).toEqual({ endpoints: ['http://h:1'], prefix: '/a/b', leaseTtlS: 4, advertise: { host: 'm1.example', port: 7400 } });
+    expect(d.options.pool).toEqual({
+      endpoints: ['http://h:1'], prefix: '/a/b', leaseTtlS: 4, reclaimGraceS: 0, advertise: { host: 'm1.example', port: 7400 },
+    });
     const none = parseMemServerCommand([], { PD3_TOKEN: 't' });
     if (none.kind !== 'run') throw new Error(none.kind);
     expect(none.options.pool).toBeUndefined();
@@ -148,6 +156,9 @@ describe('pd3-memserver pool flags', () => {
 
   it('refuse bad values, naming the flag', () => {
     expect(usage(['--etcd', 'ftp://h:1'])).toMatch(/--etcd.*scheme must be http or https/);
+    expect(usage(['--reclaim-grace', '5'])).toMatch(/--reclaim-grace needs --etcd/);
+    expect(usage(['--etcd', 'http://h:1', '--reclaim-grace', '-1'])).toMatch(/--reclaim-grace/);
+    expect(usage(['--etcd', 'http://h:1', '--reclaim-grace', '86401'])).toMatch(/--reclaim-grace/);
     expect(usage(['--etcd', 'http://h'])).toMatch(/--etcd.*names no port/);
     expect(usage(['--etcd', 'h:2379'])).toMatch(/--etcd/);
     expect(usage(['--etcd', 'http://u:p@h:1'])).toMatch(/credentials/);

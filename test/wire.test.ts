@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { constants as C, lzKeyHash, Pd3Host } from '../dist/host/index.js';
 import { addon } from '../dist/host/native.js';
+import { MAX_SERVER_ID } from '../dist/common/constants.js';
 import { uniqueName } from './helpers.js';
 
 describe('wire constants', () => {
@@ -16,6 +17,25 @@ describe('wire constants', () => {
     const lines = ['req_tail', 'req_head', 'resp_tail', 'resp_head', 'lz_tail_seq', 'host_requests', 'agent_batches'] as const;
     const seen = new Set(lines.map((f) => Math.floor(C.control[f] / 64)));
     expect(seen.size).toBe(lines.length);
+  });
+
+  it('has 32-bit region ids (server:16 | local:16) in a 16-byte request header', () => {
+    expect(C.REGION_SERVER_BITS).toBe(16);
+    expect(C.REGION_LOCAL_BITS).toBe(16);
+    expect(C.MAX_SERVERS).toBe(65536);
+    expect(C.REGION_LOCAL_MAX).toBe(65535);
+    // The settings' copy of the largest server id (checked before any addon loads) agrees.
+    expect(MAX_SERVER_ID).toBe(C.MAX_SERVERS - 1);
+    expect(C.SIZEOF_REQUEST).toBe(16);
+    expect([C.REQUEST_OP_ID, C.REQUEST_RESERVED, C.REQUEST_REGION, C.REQUEST_OFFSET, C.REQUEST_SIZE]).toEqual([0, 2, 4, 8, 12]);
+    expect([C.SIZEOF_ALLOC_REPLY, C.ALLOC_REPLY_REGION, C.ALLOC_REPLY_CAPACITY]).toEqual([8, 0, 4]);
+    expect(C.TRANSPORT_VERSION).toBe(2);
+    expect(C.LAYOUT_VERSION).toBe(4);
+    // A region id of server 40000 is above 2^31: unsigned shifts take it apart.
+    const region = ((40000 << C.REGION_LOCAL_BITS) | 7) >>> 0;
+    expect(region).toBeGreaterThan(2 ** 31);
+    expect(region >>> C.REGION_LOCAL_BITS).toBe(40000);
+    expect(region & C.REGION_LOCAL_MAX).toBe(7);
   });
 
   it('reads the magic and version the native code wrote', () => {

@@ -95,7 +95,7 @@ void load(pd3_host* h, uint64_t n, uint32_t value_size) {
   pd3_completion c;
   while (pd3_host_poll(h, &c, 1) == 0) pd3_host_wait(h, 1000);
   if (c.status != PD3_OK) die("allocate", c.status);
-  const uint16_t region = c.region;
+  const uint32_t region = c.region;
   std::vector<uint8_t> page;
   uint32_t offset = 0, pending = 0;
   auto flush = [&] {

@@ -63,7 +63,7 @@ int await_one(pd3_host* h, pd3_completion* c) {
 }
 
 // Allocates a region; retries while the agent is still connecting to the server (UNAVAILABLE).
-uint16_t allocate_region(pd3_host* h, uint32_t bytes) {
+uint32_t allocate_region(pd3_host* h, uint32_t bytes) {
   const uint64_t deadline = now_ns() + 10'000'000'000ull;
   for (;;) {
     pd3_completion c{};
@@ -78,7 +78,7 @@ uint16_t allocate_region(pd3_host* h, uint32_t bytes) {
 
 // One host thread: keeps `window` 64-byte requests in flight (alternating writes and reads at
 // random offsets of its own region) until `stop`; counts completed ops.
-void drive(pd3_host* h, uint16_t region, const Args& a, const std::atomic<bool>& stop, uint64_t* ops_out,
+void drive(pd3_host* h, uint32_t region, const Args& a, const std::atomic<bool>& stop, uint64_t* ops_out,
            uint64_t* errors_out) {
   std::vector<uint8_t> src(a.size, 0x5A);
   std::vector<uint8_t> dst(size_t(a.window) * a.size);
@@ -118,7 +118,7 @@ void drive(pd3_host* h, uint16_t region, const Args& a, const std::atomic<bool>&
   *errors_out = errors;
 }
 
-void latency(pd3_host* h, uint16_t region, uint32_t reads, double* p50, double* p99) {
+void latency(pd3_host* h, uint32_t region, uint32_t reads, double* p50, double* p99) {
   std::vector<double> us;
   uint8_t buf[64];
   pd3_completion c{};
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     if (!pd3_host_agent_alive(owner)) die("agent never attached", PD3_E_AGENT_DOWN);
   }
   std::vector<pd3_host*> handles(a.threads);
-  std::vector<uint16_t> regions(a.threads);
+  std::vector<uint32_t> regions(a.threads);
   for (uint32_t t = 0; t < a.threads; ++t) {
     if (const int rc = pd3_host_attach(name.c_str(), &handles[t])) die("attach", rc);
     regions[t] = allocate_region(handles[t], a.region_bytes);

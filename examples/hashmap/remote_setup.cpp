@@ -29,10 +29,10 @@ class LoadPipe {
  public:
   explicit LoadPipe(pd3_host* host) : host_(host) {}
 
-  int write(uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t size) {
+  int write(uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t size) {
     return issue([&] { return pd3_host_write(host_, region, offset, bytes, size, 0); });
   }
-  int read(uint16_t region, uint32_t offset, uint8_t* dest, uint32_t size) {
+  int read(uint32_t region, uint32_t offset, uint8_t* dest, uint32_t size) {
     return issue([&] { return pd3_host_read(host_, region, offset, size, dest, 0); });
   }
   // Waits for everything issued. PD3_OK or the first failure.
@@ -85,7 +85,7 @@ int wait_for_agent(pd3_host* host, uint32_t timeout_ms) {
 }
 
 int allocate_regions(pd3_host* host, uint32_t count, uint32_t bytes, uint32_t timeout_ms,
-                     std::vector<uint16_t>* regions) {
+                     std::vector<uint32_t>* regions) {
   const uint64_t deadline = now_ms() + timeout_ms;
   while (regions->size() < count) {
     int rc = pd3_host_allocate(host, bytes, 0);
@@ -104,9 +104,9 @@ int allocate_regions(pd3_host* host, uint32_t count, uint32_t bytes, uint32_t ti
   return PD3_OK;
 }
 
-int release_regions(pd3_host* host, const std::vector<uint16_t>& regions, uint32_t timeout_ms) {
+int release_regions(pd3_host* host, const std::vector<uint32_t>& regions, uint32_t timeout_ms) {
   int first_error = PD3_OK;
-  for (const uint16_t r : regions) {
+  for (const uint32_t r : regions) {
     const int rc = pd3_host_deallocate(host, r, 0);
     if (rc < 0 && first_error == PD3_OK) first_error = rc;
   }

@@ -19,12 +19,12 @@ int wait_for_agent(pd3_host* host, uint32_t timeout_ms);
 // Allocates `count` regions of `bytes` each, retrying while no memory server is reachable yet
 // (the agent may still be connecting) for up to `timeout_ms`. PD3_OK or the failure.
 int allocate_regions(pd3_host* host, uint32_t count, uint32_t bytes, uint32_t timeout_ms,
-                     std::vector<uint16_t>* regions);
+                     std::vector<uint32_t>* regions);
 
 // Gives the regions back (at shutdown), waiting up to `timeout_ms` for the answers. The memory
 // server then drops their keys from its index: a later table on the same servers never gets this
 // one's records from a prefetch. PD3_OK or the first failure.
-int release_regions(pd3_host* host, const std::vector<uint16_t>& regions, uint32_t timeout_ms);
+int release_regions(pd3_host* host, const std::vector<uint32_t>& regions, uint32_t timeout_ms);
 
 // Loads keys 0..records-1 (value load_value(key)): places every key, writes all occupied slots to
 // remote memory in runs, caches every (records / cache capacity)-th record clean, and reads the

@@ -6,6 +6,7 @@
 #include "leap_miss_path.hpp"
 #include "remote_setup.hpp"
 #include "zone_miss_path.hpp"
+#include "pd3/transport.h"
 
 namespace pd3::hashmap {
 
@@ -16,7 +17,7 @@ constexpr uint64_t kRequestRingBytes = 4u << 20;
 constexpr uint64_t kResponseRingBytes = 8u << 20;
 constexpr uint32_t kAllocateTimeoutMs = 10000;
 constexpr uint32_t kReleaseTimeoutMs = 2000;
-constexpr uint32_t kMaxRegions = 4095;  // local region ids per memory server
+constexpr uint32_t kMaxRegions = PD3_REGION_LOCAL_MAX;  // local region ids per memory server
 
 std::string status_text(int rc) { return std::string(pd3_status_name(rc)) + " (" + pd3_last_error() + ")"; }
 
@@ -70,7 +71,7 @@ int Server::setup_remote() {
     return fail(PD3_E_INVAL, std::to_string(o_.slots) + " slots need " + std::to_string(regions) +
                                  " regions of " + std::to_string(o_.region_bytes) + " bytes: raise --region-bytes");
   }
-  std::vector<uint16_t> ids;
+  std::vector<uint32_t> ids;
   if (const int rc = allocate_regions(owner_, uint32_t(regions), per_region * kSlotBytes, kAllocateTimeoutMs, &ids);
       rc != PD3_OK) {
     const std::string why = "cannot allocate remote memory: " + status_text(rc);

@@ -19,7 +19,7 @@ inline constexpr uint32_t kSlotBytes = uint32_t(sizeof(pd3_kv_header)) + kKeyByt
 
 // Where one run of slots lives remotely.
 struct SlotAddress {
-  uint16_t region;
+  uint32_t region;
   uint32_t offset;
 };
 
@@ -61,11 +61,11 @@ inline SlotRecord decode_slot(const uint8_t* slot) {
 // Slot i → (regions[i / per_region], (i % per_region) * kSlotBytes). Fixed once the regions exist.
 class SlotLayout {
  public:
-  SlotLayout(uint64_t slots, uint32_t per_region, std::vector<uint16_t> regions)
+  SlotLayout(uint64_t slots, uint32_t per_region, std::vector<uint32_t> regions)
       : slots_(slots), per_region_(per_region), regions_(std::move(regions)) {}
 
   uint64_t slots() const { return slots_; }
-  const std::vector<uint16_t>& regions() const { return regions_; }
+  const std::vector<uint32_t>& regions() const { return regions_; }
 
   SlotAddress address(uint64_t slot) const {
     return {regions_[slot / per_region_], uint32_t(slot % per_region_) * kSlotBytes};
@@ -85,7 +85,7 @@ class SlotLayout {
  private:
   uint64_t slots_;
   uint32_t per_region_;
-  std::vector<uint16_t> regions_;
+  std::vector<uint32_t> regions_;
 };
 
 }  // namespace pd3::hashmap

@@ -34,7 +34,7 @@ Placement::Placement(PlacementPolicy policy, uint64_t refraction_ns, uint64_t se
     : policy_(policy), refraction_ns_(refraction_ns), rng_(seed) {}
 
 int Placement::pick(std::span<const PlacementCandidate> servers, uint64_t excluded, uint64_t need, uint64_t now_ns) {
-  assert(servers.size() <= 64);
+  assert(servers.size() <= kMaxPlacementServers);
   if (refracted_until_.size() < servers.size()) refracted_until_.resize(servers.size(), 0);
   eligible_.clear();
   bool skipped = false;  // a refracted server was passed over in the first pass

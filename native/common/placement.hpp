@@ -4,6 +4,7 @@
 // Engine's thread, or under the host's direct-mode lock). docs/pool.md "Placement".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -22,6 +23,9 @@ enum class PlacementPolicy : uint8_t {
 };
 // The largest PD3_PLACEMENT_* value.
 inline constexpr uint32_t kMaxPlacementPolicy = PD3_PLACEMENT_RANDOM;
+// Most servers one placement chooses among (an agent's or a direct-mode host's): pick() takes the
+// servers already tried as a 64-bit mask. Server ids are not bounded by it (they reach 65,535).
+inline constexpr size_t kMaxPlacementServers = 64;
 
 // The policy named `name` ("p2c", "most-free", "random"); false if there is none.
 [[nodiscard]] bool parse_placement_policy(std::string_view name, PlacementPolicy* out);
@@ -47,7 +51,7 @@ class Placement {
   // their refraction period are chosen only when no other is eligible: refraction steers
   // allocations away from a full server, it never fails one that only it could serve. A server
   // that is not live is never chosen, even when no other could take the region.
-  // Precondition: servers.size() <= 64.
+  // Precondition: servers.size() <= kMaxPlacementServers.
   [[nodiscard]] int pick(std::span<const PlacementCandidate> servers, uint64_t excluded, uint64_t need, uint64_t now_ns);
 
   // Server `index` answered NOSPACE at `now_ns`: skip it until now_ns + refraction.

@@ -32,7 +32,16 @@ static_assert(offsetof(pd3_control, host_requests) % PD3_CACHE_LINE == 0, "host 
 static_assert(offsetof(pd3_control, agent_batches) % PD3_CACHE_LINE == 0, "agent counters line");
 static_assert(sizeof(pd3_lz_desc) == 32, "two descriptors per cache line");
 static_assert(sizeof(pd3_lz_record) == 16 && sizeof(pd3_slot) == 16, "8-aligned record headers");
-static_assert(sizeof(pd3_request) == 12, "paper §6.1 request header");
+// The request header: the paper's 12 bytes (§6.1) widened to 16 for 32-bit region ids
+// (docs/wire-formats.md); every field at its natural alignment, so packing changes nothing.
+static_assert(sizeof(pd3_request) == 16, "request header: 16 bytes");
+static_assert(offsetof(pd3_request, op_id) == 0 && offsetof(pd3_request, reserved) == 2 &&
+                  offsetof(pd3_request, region) == 4 && offsetof(pd3_request, offset) == 8 &&
+                  offsetof(pd3_request, size) == 12,
+              "request header field offsets");
+static_assert(sizeof(pd3_alloc_reply) == 8 && offsetof(pd3_alloc_reply, region) == 0 &&
+                  offsetof(pd3_alloc_reply, capacity) == 4,
+              "ALLOCATE reply: region u32, capacity u32");
 static_assert(sizeof(pd3_response) == 8, "response header");
 
 namespace {

@@ -43,6 +43,7 @@ int decode_request(const uint8_t* buf, size_t len, TransportRequest* out) {
     std::memcpy(&h, buf, sizeof h);
     const uint32_t payload = pd3_request_payload_len(&h);
     if (len - sizeof h < payload) return PD3_E_PROTOCOL;
+    r.reserved = h.reserved;
     r.region = h.region;
     r.offset = h.offset;
     r.size = h.size;
@@ -184,7 +185,8 @@ int check_hello_reply(const uint8_t* body, size_t len, pd3_hello_reply* out) {
     return fail(-int(out->status), "memory server refused the connection: %s", pd3_status_str(out->status));
   if (out->version != PD3_TRANSPORT_VERSION)
     return fail(PD3_E_BAD_VERSION, "server speaks transport version %u", unsigned(out->version));
-  if (out->server_id >= PD3_MAX_SERVERS) return fail(PD3_E_PROTOCOL, "server id %u", unsigned(out->server_id));
+  // Every 16-bit server_id is a valid id (PD3_MAX_SERVERS is 2^16): nothing more to check.
+  static_assert(PD3_MAX_SERVERS - 1 == UINT16_MAX, "pd3_hello_reply.server_id holds every server id");
   return PD3_OK;
 }
 

@@ -17,7 +17,8 @@ namespace pd3 {
 // One request record inside a REQUEST frame (views into the frame's bytes).
 struct TransportRequest {
   uint16_t op_id = 0;
-  uint16_t region = 0;       // READ/WRITE: region id; CONTROL: sub-op
+  uint16_t reserved = 0;     // pd3_request.reserved as received (not 0: the server refuses the record)
+  uint32_t region = 0;       // READ/WRITE: region id; CONTROL: sub-op
   uint32_t offset = 0;       // CONTROL DEALLOCATE: the region to release
   uint32_t size = 0;         // READ/WRITE bytes; ALLOCATE bytes wanted; PREFETCH: max_size
   const uint8_t* data = nullptr;  // WRITE data, or the PREFETCH key

@@ -20,7 +20,9 @@
 
 namespace pd3 {
 
-// What the prefetcher needs from the engine (the engine implements it; tests use a fake).
+// What the prefetcher needs from the engine (the engine implements it; tests use a fake). Servers
+// are named by a small index the port chooses, 0..30 (the engine: its link index, not the server's
+// configured id, which may reach 65,535); every server_id below is such an index.
 class PrefetchPort {
  public:
   virtual ~PrefetchPort() = default;
@@ -29,7 +31,7 @@ class PrefetchPort {
   // tries again at a later pump) or PD3_E_UNAVAILABLE.
   virtual int send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                             uint64_t now) = 0;
-  // Bit i set: server id i is connected.
+  // Bit i set: server i is connected.
   virtual uint32_t servers_up() const = 0;
 };
 

@@ -38,7 +38,7 @@ struct LinkRecord {
   pd3_request hdr;  // the request's header (its bytes are in the frame)
   uint64_t pos;     // request-ring position: checked against the host's fence before answering
   uint64_t space;   // response_space(): most bytes its response record may take
-  uint32_t tried;   // ALLOCATE: bit i set once link i refused it for lack of space
+  uint64_t tried;   // ALLOCATE: bit i set once link i refused it for lack of space (≤ kMaxPlacementServers links)
 };
 
 // A response frame received into the response buffer, handed to the engine.

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "common/tenant_credential.hpp"
 #include "common/atomics.hpp"
@@ -42,9 +43,9 @@ constexpr int kMaxEvents = 64;
 constexpr uint64_t kDefaultHostViewKeys = 1u << 20;
 constexpr uint64_t kNoRingPosition = ~uint64_t{0};  // a record that answers no host request (never fenced)
 constexpr size_t kMaxReplyBacklogForHints = 2 * PD3_MAX_INFLIGHT;  // replies owed to a host not polling
-// Links at most, those of servers that joined the pool at run time included: one per server id,
-// and LinkRecord::tried is a 32-bit mask of link indexes.
-constexpr size_t kMaxLinks = std::min<size_t>(PD3_MAX_SERVERS, 32);
+// Links at most, those of servers that joined the pool at run time included: placement tracks the
+// servers an allocation tried in a 64-bit mask of link indexes.
+constexpr size_t kMaxLinks = kMaxPlacementServers;
 
 // The engine's counters. One writer (the engine thread) and any number of readers (stats()):
 // every access is relaxed because each counter is an independent statistic that publishes no
@@ -63,8 +64,10 @@ void set(std::atomic<uint64_t>& gauge, uint64_t v) { gauge.store(v, std::memory_
 
 int validate(const EngineOptions& o) {
   if (o.segment.empty()) return fail(PD3_E_INVAL, "segment name is empty");
-  if (o.servers.empty() || o.servers.size() > PD3_MAX_SERVERS)
-    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %u are supported", o.servers.size(), PD3_MAX_SERVERS);
+  // The bound is placement's (its mask of servers tried), not the region ids' (65,536 server ids).
+  if (o.servers.empty() || o.servers.size() > kMaxPlacementServers)
+    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %zu are supported", o.servers.size(),
+                kMaxPlacementServers);
   for (const Endpoint& ep : o.servers)
     if (ep.host.empty() || ep.port == 0) return fail(PD3_E_INVAL, "memory server '%s' is not host:port", ep.str().c_str());
   if (o.token.size() > PD3_TOKEN_MAX) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
@@ -134,8 +137,9 @@ class Engine final : public TransferEngine, private PrefetchPort {
 
   // Routing (paper §6.1: requests to the server named by their region's top bits).
   void route(const RequestView& v, uint64_t now);
-  int link_for_region(uint16_t region, int* status) const;
-  int pick_allocate_link(uint32_t size, uint32_t tried, bool retry);
+  int link_for_region(uint32_t region, int* status) const;
+  int link_of_server(uint32_t server_id) const;  // the link serving that server id, or -1
+  int pick_allocate_link(uint32_t size, uint64_t tried, bool retry);
   void send_allocate(int link, const LinkRecord& meta, uint64_t now);
   void forward(int link, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now);
 
@@ -160,13 +164,14 @@ class Engine final : public TransferEngine, private PrefetchPort {
   void run_host_view(HostViewOp op, std::vector<uint64_t>* hashes);
 
   // PrefetchPort: the prefetcher's records ride in the same frames as the host's.
-  int send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+  // `server` / `li`: the link index (the prefetcher's name for a server; see servers_up()).
+  int send_prefetch(int server, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                     uint64_t now) override;
   uint32_t servers_up() const override;
-  int queue_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+  int queue_prefetch(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                      bool may_defer, uint64_t now);
   // Issuer "host": the hint out, the host's PREFETCH back, and hints it never returned.
-  int send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now);
+  int send_hint(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now);
   void take_hinted_prefetch(const RequestView& v, uint64_t now);
   void expire_hints(uint64_t now);
   void update_gauges();
@@ -184,12 +189,12 @@ class Engine final : public TransferEngine, private PrefetchPort {
   UniqueFd epoll_;
   LinkOptions link_options_;  // what every link is built with, those added at run time too
   std::vector<std::unique_ptr<ServerLink>> links_;
-  int link_of_server_[PD3_MAX_SERVERS];  // server id → link index of the connected server, or -1
+  std::unordered_map<uint32_t, int> link_of_server_;  // server id → link index of the connected server
   std::vector<bool> seen_up_;            // per link: it connected at least once
   std::vector<std::string> logged_;      // per link: the connect failure last logged
   std::vector<bool> joined_;             // per link: added at run time, for a server that joined the pool
   HostReplies replies_;
-  std::map<uint16_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
+  std::map<uint32_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
   Placement placement_;                  // where ALLOCATE goes
   std::vector<PlacementCandidate> candidates_;  // scratch for placement_.pick
   std::vector<uint64_t> erase_hashes_;   // this pass's written keys (Table 2: Del after ①)
@@ -249,7 +254,6 @@ int Engine::init() {
   // A quarter of the buffer per frame keeps several frames in flight (pipelining) while the
   // buffer is shared; a record whose response alone is larger still goes, in a frame of its own.
   lo.frame_response_cap = options_.response_buffer_bytes / 4;
-  std::fill(std::begin(link_of_server_), std::end(link_of_server_), -1);
   for (size_t i = 0; i < options_.servers.size(); ++i) {
     links_.push_back(std::make_unique<ServerLink>(options_.servers[i], uint32_t(i), epoll_.get(), lo));
     ServerState s;
@@ -524,7 +528,7 @@ void Engine::shutdown() {
     fail_records(orphans_, PD3_E_UNAVAILABLE);
     refresh_server(int(li));
   }
-  std::fill(std::begin(link_of_server_), std::end(link_of_server_), -1);
+  link_of_server_.clear();
   publish();
   if (!replies_.empty())
     log_.log(LogLevel::kWarn, "engine.undelivered", "%zu responses not delivered at stop: the response ring is full",
@@ -541,6 +545,12 @@ void Engine::route(const RequestView& v, uint64_t now) {
   const uint16_t op_id = v.hdr.op_id;
   if (!v.has_header) return;  // counted in agent_corrupt; no id to answer
   if (v.status != PD3_OK) return reply(v.pos, op_id, v.status);
+  if (v.hdr.reserved != 0) {
+    // Refused rather than ignored, so that a later meaning of the field is never silently dropped.
+    // A returned hint (PREFETCH) expects no reply: it is refused like any hint that does not match.
+    if (pd3_op_of(op_id) == PD3_OP_PREFETCH) return bump(counters_.prefetch_hints_refused);
+    return reply(v.pos, op_id, PD3_E_PROTOCOL);
+  }
   const uint8_t* record = v.payload - sizeof(pd3_request);
   const LinkRecord meta{v.hdr, v.pos, 0, 0};
   int status = PD3_OK;
@@ -553,12 +563,12 @@ void Engine::route(const RequestView& v, uint64_t now) {
       if (pd3_op_of(op_id) == PD3_OP_READ) return;
       // Table 2, after the DMA read ①: the written keys leave Host View and their Loading Zone
       // items are withdrawn, before the write is sent (dispatch() comes later in this pass). The
-      // prefetcher, when there is one, owns Host View and learns where the keys now live.
-      const int server = links_[li]->server_id();
+      // prefetcher, when there is one, owns Host View and learns where the keys now live (it
+      // names a server by its link index: see servers_up()).
       for_each_key(v.payload, v.hdr.size, [&](const uint8_t* key, uint32_t len) {
         bump(counters_.lz_invalidations, session_->zone().invalidate(key, len));
         if (prefetch_) {
-          prefetch_->prefetcher().on_host_flush(key, len, server);
+          prefetch_->prefetcher().on_host_flush(key, len, li);
         } else if (host_view_) {
           erase_hashes_.push_back(host_view_key_hash(key, len));
         }
@@ -573,8 +583,7 @@ void Engine::route(const RequestView& v, uint64_t now) {
           return send_allocate(li, meta, now);
         }
         case PD3_CTL_DEALLOCATE: {
-          if (v.hdr.offset > 0xFFFF) return reply(v.pos, op_id, PD3_E_BAD_REGION);
-          const int li = link_for_region(uint16_t(v.hdr.offset), &status);
+          const int li = link_for_region(v.hdr.offset, &status);
           if (li < 0) return fail_request(v.pos, op_id, status);
           return forward(li, record, v.record_len, meta, now);
         }
@@ -595,8 +604,13 @@ void Engine::route(const RequestView& v, uint64_t now) {
   }
 }
 
-int Engine::link_for_region(uint16_t region, int* status) const {
-  const int li = link_of_server_[pd3_region_server(region)];
+int Engine::link_of_server(uint32_t server_id) const {
+  const auto it = link_of_server_.find(server_id);
+  return it == link_of_server_.end() ? -1 : it->second;
+}
+
+int Engine::link_for_region(uint32_t region, int* status) const {
+  const int li = link_of_server(pd3_region_server(region));
   if (li >= 0) return li;
   // No connected server has that id: if every server is connected the region cannot exist,
   // otherwise it may belong to one that is down.
@@ -605,7 +619,7 @@ int Engine::link_for_region(uint16_t region, int* status) const {
   return -1;
 }
 
-int Engine::pick_allocate_link(uint32_t size, uint32_t tried, bool retry) {
+int Engine::pick_allocate_link(uint32_t size, uint64_t tried, bool retry) {
   candidates_.resize(links_.size());
   for (size_t li = 0; li < links_.size(); ++li) candidates_[li] = {links_[li]->up(), links_[li]->free_bytes()};
   // A retry only goes where it may fit; a first try goes anywhere up (the estimate may be stale).
@@ -674,7 +688,7 @@ void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
     if (op == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_ALLOCATE) {
       if (after_allocate(li, q, status, r, now)) continue;  // retried on another server
     } else if (op == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_DEALLOCATE && status == PD3_OK) {
-      if (auto it = region_bytes_.find(uint16_t(q.hdr.offset)); it != region_bytes_.end()) {
+      if (auto it = region_bytes_.find(q.hdr.offset); it != region_bytes_.end()) {
         uint64_t& free = links_[li]->free_bytes();
         free = std::min(free + it->second, links_[li]->capacity());
         region_bytes_.erase(it);
@@ -683,8 +697,7 @@ void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
     } else if (op == PD3_OP_PREFETCH) {
       // The prefetcher's own request: its answer goes to the Loading Zone, not to the host.
       if (prefetch_)
-        prefetch_->prefetcher().on_response(q.hdr.op_id, links_[li]->server_id(), status, r.key, r.key_len, r.data,
-                                            r.data_len, now);
+        prefetch_->prefetcher().on_response(q.hdr.op_id, li, status, r.key, r.key_len, r.data, r.data_len, now);
       continue;
     } else if (op == PD3_OP_READ && status == PD3_OK && (prefetch_ || host_view_)) {
       for_each_key(r.data, r.data_len, [&](const uint8_t* key, uint32_t len) {
@@ -729,7 +742,7 @@ bool Engine::after_allocate(int li, const LinkRecord& req, int status, const Tra
   free = std::min<uint64_t>(free, req.hdr.size > 0 ? req.hdr.size - 1 : 0);
   refresh_server(li);
   LinkRecord retry = req;
-  retry.tried |= 1u << li;
+  retry.tried |= uint64_t{1} << li;
   const int next = pick_allocate_link(req.hdr.size, retry.tried, true);
   if (next < 0) return false;
   send_allocate(next, retry, now);
@@ -849,8 +862,9 @@ void Engine::fail_link(int li, int status, const std::string& why, uint64_t now)
   link.close(now, *buffer_, &orphans_);
   // The timeout case tells the host its server stopped answering; anything else, that it is gone.
   fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
-  if (link.server_id() >= 0 && link_of_server_[link.server_id()] == li) link_of_server_[link.server_id()] = -1;
-  if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(link.server_id());
+  if (link.server_id() >= 0 && link_of_server(uint32_t(link.server_id())) == li)
+    link_of_server_.erase(uint32_t(link.server_id()));
+  if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(li);
   if (was_up) {
     log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",
              link.endpoint().str().c_str(), link.server_id(), why.c_str(), orphans_.size());
@@ -870,15 +884,15 @@ void Engine::fail_link(int li, int status, const std::string& why, uint64_t now)
 void Engine::on_link_up(int li) {
   ServerLink& link = *links_[li];
   const int id = link.server_id();
-  if (link_of_server_[id] >= 0 && link_of_server_[id] != li) {
+  if (const int holder = link_of_server(uint32_t(id)); holder >= 0 && holder != li) {
     const std::string why = "server id " + std::to_string(id) + " is already served by " +
-                            links_[link_of_server_[id]]->endpoint().str();
+                            links_[holder]->endpoint().str();
     log_.log(LogLevel::kError, "server.duplicate_id", "%s: %s", link.endpoint().str().c_str(), why.c_str());
     logged_[li] = why;  // fail_link below must not log it a second time
     fail_link(li, PD3_E_PROTOCOL, why, now_ns());
     return;
   }
-  link_of_server_[id] = li;
+  link_of_server_[uint32_t(id)] = li;
   if (seen_up_[li]) {
     bump(counters_.reconnects);
     log_.log(LogLevel::kInfo, "server.reconnected", "%s (server %d) is back", link.endpoint().str().c_str(), id);
@@ -972,18 +986,17 @@ void Engine::update_gauges() {
   }
 }
 
-int Engine::send_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+int Engine::send_prefetch(int server, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                           uint64_t now) {
-  if (via_host_) return send_hint(server_id, op_id, key, key_len, max_size, now);
-  return queue_prefetch(server_id, op_id, key, key_len, max_size, /*may_defer=*/true, now);
+  if (via_host_) return send_hint(server, op_id, key, key_len, max_size, now);
+  return queue_prefetch(server, op_id, key, key_len, max_size, /*may_defer=*/true, now);
 }
 
-// Queues one PREFETCH record for a server. may_defer: PD3_E_AGAIN while the link is backlogged
+// Queues one PREFETCH record for link `li`. may_defer: PD3_E_AGAIN while the link is backlogged
 // (the prefetcher retries); otherwise it joins the backlog like any host request.
-int Engine::queue_prefetch(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
+int Engine::queue_prefetch(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                            bool may_defer, uint64_t now) {
-  const int li = server_id >= 0 && server_id < int(PD3_MAX_SERVERS) ? link_of_server_[server_id] : -1;
-  if (li < 0 || !links_[li]->up()) return PD3_E_UNAVAILABLE;
+  if (li < 0 || size_t(li) >= links_.size() || !links_[li]->up()) return PD3_E_UNAVAILABLE;
   if (may_defer && links_[li]->backlogged()) return PD3_E_AGAIN;
   const pd3_prefetch_request h{op_id, key_len, max_size};
   prefetch_record_.resize(sizeof h + key_len);
@@ -992,19 +1005,19 @@ int Engine::queue_prefetch(int server_id, uint16_t op_id, const uint8_t* key, ui
   TransportRequest t;
   decode_request(prefetch_record_.data(), prefetch_record_.size(), &t);
   // No ring position: no host waits for this record (fail_records skips PREFETCH records).
-  const LinkRecord meta{pd3_request{op_id, 0, 0, max_size}, kNoRingPosition, response_space(t), 0};
+  const LinkRecord meta{pd3_make_request(op_id, 0, 0, max_size), kNoRingPosition, response_space(t), 0};
   if (!links_[li]->fits(uint32_t(prefetch_record_.size()), meta.space)) return PD3_E_UNAVAILABLE;
   links_[li]->add(prefetch_record_.data(), uint32_t(prefetch_record_.size()), meta, now);
   return PD3_OK;
 }
 
-int Engine::send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
-                      uint64_t now) {
-  const int li = server_id >= 0 && server_id < int(PD3_MAX_SERVERS) ? link_of_server_[server_id] : -1;
-  if (li < 0 || !links_[li]->up()) return PD3_E_UNAVAILABLE;
+// The hint names the server by its id (what the host sends back); the prefetcher by link `li`.
+int Engine::send_hint(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now) {
+  if (li < 0 || size_t(li) >= links_.size() || !links_[li]->up()) return PD3_E_UNAVAILABLE;
   // A host that does not poll leaves hints (and its responses) queued here: stop adding.
   if (replies_.size() >= kMaxReplyBacklogForHints) return PD3_E_AGAIN;
-  const pd3_prefetch_hint h{uint16_t(server_id), key_len, max_size};
+  const uint16_t server_id = uint16_t(links_[li]->server_id());  // up: a server id from its hello
+  const pd3_prefetch_hint h{server_id, key_len, max_size};
   HostReply r;
   r.pos = kNoRingPosition;  // answers no request: never below a fence
   r.op_id = op_id;
@@ -1014,7 +1027,7 @@ int Engine::send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_
   r.text.append(reinterpret_cast<const char*>(key), key_len);
   r.size = uint32_t(r.text.size());
   replies_.push(std::move(r));
-  hints_.add(pd3_id_of(op_id), uint16_t(server_id), host_view_key_hash(key, key_len),
+  hints_.add(pd3_id_of(op_id), server_id, host_view_key_hash(key, key_len),
              now + uint64_t(options_.prefetch.hint_timeout_ms) * kMs);
   bump(counters_.prefetch_hints);
   return PD3_OK;
@@ -1022,28 +1035,34 @@ int Engine::send_hint(int server_id, uint16_t op_id, const uint8_t* key, uint16_
 
 void Engine::take_hinted_prefetch(const RequestView& v, uint64_t now) {
   // Never a reply: the host used the agent's prefetch id, not one of its own request ids.
-  const uint16_t server = v.hdr.region;
+  const uint32_t server_id = v.hdr.region;
   const uint32_t key_len = v.hdr.size;
-  if (!via_host_ || key_len == 0 || key_len > PD3_MAX_KEY_LEN ||
-      !hints_.take(pd3_id_of(v.hdr.op_id), server, host_view_key_hash(v.payload, key_len)))
+  if (!via_host_ || key_len == 0 || key_len > PD3_MAX_KEY_LEN || server_id > UINT16_MAX ||
+      !hints_.take(pd3_id_of(v.hdr.op_id), uint16_t(server_id), host_view_key_hash(v.payload, key_len)))
     return bump(counters_.prefetch_hints_refused);
   bump(counters_.prefetch_hints_returned);
-  const int rc = queue_prefetch(server, v.hdr.op_id, v.payload, uint16_t(key_len), v.hdr.offset, /*may_defer=*/false, now);
-  if (rc != PD3_OK) prefetch_->prefetcher().on_response(v.hdr.op_id, server, rc, nullptr, 0, nullptr, 0, now);
+  // A server gone since the hint: the prefetcher already finished its prefetches (on_server_lost).
+  const int li = link_of_server(server_id);
+  const int rc = queue_prefetch(li, v.hdr.op_id, v.payload, uint16_t(key_len), v.hdr.offset, /*may_defer=*/false, now);
+  if (rc != PD3_OK && li >= 0) prefetch_->prefetcher().on_response(v.hdr.op_id, li, rc, nullptr, 0, nullptr, 0, now);
 }
 
 void Engine::expire_hints(uint64_t now) {
-  hints_.expire(now, [&](uint32_t id, uint16_t server) {
+  hints_.expire(now, [&](uint32_t id, uint16_t server_id) {
     bump(counters_.prefetch_hints_expired);
-    prefetch_->prefetcher().on_response(pd3_op_id(PD3_OP_PREFETCH, id), server, PD3_E_TIMEOUT, nullptr, 0, nullptr, 0,
-                                        now);
+    // A server gone since the hint: the prefetcher already finished its prefetches (on_server_lost).
+    if (const int li = link_of_server(server_id); li >= 0)
+      prefetch_->prefetcher().on_response(pd3_op_id(PD3_OP_PREFETCH, id), li, PD3_E_TIMEOUT, nullptr, 0, nullptr, 0,
+                                          now);
   });
 }
 
+// The prefetcher names servers by link index, not by server id: ids reach 65,535, while its masks
+// (this one) and its key directory hold 32 and 31 servers. Links past those are never prefetched from.
 uint32_t Engine::servers_up() const {
   uint32_t mask = 0;
-  for (uint32_t id = 0; id < PD3_MAX_SERVERS; ++id)
-    if (link_of_server_[id] >= 0 && links_[link_of_server_[id]]->up()) mask |= 1u << id;
+  for (size_t li = 0; li < links_.size() && li < 32; ++li)
+    if (links_[li]->up() && link_of_server(uint32_t(links_[li]->server_id())) == int(li)) mask |= uint32_t{1} << li;
   return mask;
 }
 

@@ -52,7 +52,7 @@ int DirectPath::ensure_connected_locked(Link& l) {
   return PD3_OK;
 }
 
-DirectPath::Link* DirectPath::link_for_region_locked(uint16_t region, int* err) {
+DirectPath::Link* DirectPath::link_for_region_locked(uint32_t region, int* err) {
   const int want = int(pd3_region_server(region));
   bool all_known = true;
   int last = PD3_OK;
@@ -105,12 +105,12 @@ int DirectPath::submit(uint16_t id, const pd3_request& hdr, const void* payload,
     l = link_for_allocation_locked(&err);
   } else if (op == PD3_OP_CONTROL && hdr.region == PD3_CTL_DEALLOCATE) {
     ctl = PD3_CTL_DEALLOCATE;
-    l = link_for_region_locked(uint16_t(hdr.offset), &err);
+    l = link_for_region_locked(hdr.offset, &err);
   } else {
     return fail(PD3_E_BAD_OP, "direct mode carries READ, WRITE, ALLOCATE and DEALLOCATE only");
   }
   if (l == nullptr) return err;
-  const pd3_request rec{pd3_op_id(op, id), hdr.region, hdr.offset, hdr.size};
+  const pd3_request rec = pd3_make_request(pd3_op_id(op, id), hdr.region, hdr.offset, hdr.size);
   const auto* p = reinterpret_cast<const uint8_t*>(&rec);
   l->queued.insert(l->queued.end(), p, p + sizeof rec);
   if (payload_len) {

@@ -64,7 +64,7 @@ class DirectPath {
   struct Link;
 
   int ensure_connected_locked(Link& l);
-  Link* link_for_region_locked(uint16_t region, int* err);
+  Link* link_for_region_locked(uint32_t region, int* err);
   Link* link_for_allocation_locked(int* err);
   // Closes `l` and completes everything queued or sent on it with `status`.
   int fail_link_locked(Link& l, const Done& done, const char* why, int status = PD3_E_UNAVAILABLE);

@@ -23,7 +23,7 @@ void HintForwarder::on_hint(pd3_control* c, const pd3_response& r, const uint8_t
   if (!well_formed || r.status != 0 || r.size < sizeof h) return bump(malformed_);
   std::memcpy(&h, data, sizeof h);
   if (h.key_len == 0 || r.size != sizeof h + h.key_len) return bump(malformed_);
-  const pd3_request req{r.op_id, h.server, h.max_size, h.key_len};
+  const pd3_request req = pd3_make_request(r.op_id, h.server, h.max_size, h.key_len);
   const uint8_t* key = data + sizeof h;
   // In order: a hint never overtakes one kept from an earlier poll.
   if (pending_.empty() && publish(c, req, key)) return;

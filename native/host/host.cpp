@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -32,6 +33,13 @@
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
 
+// pd3_completion (pd3/host.h) is read field by field by C callers and the addon: its layout is ABI.
+static_assert(sizeof(pd3_completion) == 24 && offsetof(pd3_completion, user_data) == 0 &&
+                  offsetof(pd3_completion, status) == 8 && offsetof(pd3_completion, size) == 12 &&
+                  offsetof(pd3_completion, id) == 16 && offsetof(pd3_completion, op) == 18 &&
+                  offsetof(pd3_completion, region) == 20,
+              "pd3_completion layout");
+
 namespace {
 
 using pd3::Segment;
@@ -44,7 +52,7 @@ struct Inflight {
   uint64_t user_data = 0;
   uint16_t op = 0;
   uint16_t ctl = 0;     // CONTROL sub-op (PD3_CTL_*), 0 otherwise
-  uint16_t region = 0;  // the region the request names (DEALLOCATE: the one released)
+  uint32_t region = 0;  // the region the request names (DEALLOCATE: the one released)
   bool busy = false;
   bool via_ring = false;     // went through the agent (else direct to a memory server)
   bool quarantined = false;  // failed when the agent was declared down; id held until the fence ack
@@ -112,7 +120,7 @@ void register_core(const std::shared_ptr<HostCore>& core) {
 }
 
 // Takes a free id and records the request; returns the id or PD3_E_INFLIGHT.
-int begin_request(pd3_host* h, uint16_t op, uint16_t ctl, uint16_t region, void* dest, uint32_t dest_cap,
+int begin_request(pd3_host* h, uint16_t op, uint16_t ctl, uint32_t region, void* dest, uint32_t dest_cap,
                   uint64_t user_data, bool via_ring) {
   HostCore& core = *h->core;
   std::lock_guard lock(core.id_mu);
@@ -160,10 +168,10 @@ bool agent_alive(const HostCore& core) {
 // Sends one request to a memory server directly (agent down with PD3_FALLBACK_DIRECT, or
 // PD3_HOST_DIRECT_ONLY).
 int issue_direct(pd3_host* h, const pd3_request& hdr, const void* payload, uint32_t payload_len, void* dest,
-                 uint64_t user_data, uint16_t names) {
+                 uint64_t user_data, uint32_t names) {
   HostCore& core = *h->core;
   const uint16_t op = uint16_t(pd3_op_of(hdr.op_id));
-  const uint16_t ctl = op == PD3_OP_CONTROL ? hdr.region : 0;
+  const uint16_t ctl = op == PD3_OP_CONTROL ? uint16_t(hdr.region) : 0;
   const int id = begin_request(h, op, ctl, names, dest, hdr.size, user_data, /*via_ring=*/false);
   if (id < 0) return id;
   if (const int rc = core.direct->submit(uint16_t(id), hdr, payload, payload_len); rc != PD3_OK) {
@@ -179,10 +187,10 @@ void declare_agent_down(HostCore& core, bool restart);
 // Reserves an id and sends the request through the agent, or directly when the agent is down
 // and that is configured. `region` is the request header's field (the sub-op for CONTROL);
 // `names` the region to report.
-int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t size, const void* payload,
-          uint32_t payload_len, void* dest, uint64_t user_data, uint16_t names) {
+int issue(pd3_host* h, uint16_t op, uint32_t region, uint32_t offset, uint32_t size, const void* payload,
+          uint32_t payload_len, void* dest, uint64_t user_data, uint32_t names) {
   HostCore& core = *h->core;
-  const pd3_request proto{pd3_op_id(op, 0), region, offset, size};
+  const pd3_request proto = pd3_make_request(pd3_op_id(op, 0), region, offset, size);
   if (core.direct_only) return issue_direct(h, proto, payload, payload_len, dest, user_data, names);
   // A new agent attached since the ring's requests were last settled: settle them first, so this
   // request lands beyond the fence and is served by the new agent. relaxed: a hint, re-checked there.
@@ -190,10 +198,10 @@ int issue(pd3_host* h, uint16_t op, uint16_t region, uint32_t offset, uint32_t s
   {
     std::shared_lock route(core.route_mu);
     if (agent_alive(core)) {
-      const uint16_t ctl = op == PD3_OP_CONTROL ? region : 0;
+      const uint16_t ctl = op == PD3_OP_CONTROL ? uint16_t(region) : 0;
       const int id = begin_request(h, op, ctl, names, dest, size, user_data, /*via_ring=*/true);
       if (id < 0) return id;
-      const pd3_request hdr{pd3_op_id(op, uint32_t(id)), region, offset, size};
+      const pd3_request hdr = pd3_make_request(pd3_op_id(op, uint32_t(id)), region, offset, size);
       if (const int rc = pd3::publish_request(core.control(), hdr, payload, payload_len); rc != PD3_OK) {
         abort_request(h, id);
         return rc;
@@ -273,7 +281,7 @@ void declare_agent_down(HostCore& core, bool restart) {
   for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
     Inflight& e = core.table[id];
     if (!e.busy || !e.via_ring) continue;
-    const pd3_completion done{e.user_data, PD3_E_AGENT_DOWN, 0, uint16_t(id), e.op, e.region, 0};
+    const pd3_completion done{e.user_data, PD3_E_AGENT_DOWN, 0, uint16_t(id), e.op, e.region};
     finish(core, id, done, /*quarantine=*/true, sink);
   }
 }
@@ -301,7 +309,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
     return;
   }
   pd3_completion c{e.user_data, well_formed ? -int32_t(r.status) : PD3_E_CORRUPT, r.size, uint16_t(id), e.op,
-                    e.region, 0};
+                    e.region};
   if (well_formed && r.status == 0) {
     if (e.op == PD3_OP_READ) {
       if (r.size > e.dest_cap) {
@@ -386,7 +394,9 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   pd3::DirectOptions o;
   if (!pd3::parse_endpoints(cfg.direct_servers, &o.servers))
     return pd3::fail(PD3_E_INVAL, "direct_servers '%s' is not a list of host:port", cfg.direct_servers);
-  if (o.servers.size() > PD3_MAX_SERVERS) return pd3::fail(PD3_E_INVAL, "more than %u direct servers", PD3_MAX_SERVERS);
+  if (o.servers.size() > pd3::kMaxPlacementServers)
+    return pd3::fail(PD3_E_INVAL, "%zu direct servers; at most %zu are supported", o.servers.size(),
+                     pd3::kMaxPlacementServers);
   o.token = cfg.direct_token ? cfg.direct_token : "";
   if (o.token.size() > PD3_TOKEN_MAX) return pd3::fail(PD3_E_INVAL, "direct_token longer than %u bytes", PD3_TOKEN_MAX);
   o.tenant = cfg.direct_tenant ? cfg.direct_tenant : "";
@@ -474,12 +484,12 @@ extern "C" int pd3_host_allocate(pd3_host* h, uint32_t bytes, uint64_t user_data
   return issue(h, PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes, nullptr, 0, nullptr, user_data, 0);
 }
 
-extern "C" int pd3_host_deallocate(pd3_host* h, uint16_t region, uint64_t user_data) {
+extern "C" int pd3_host_deallocate(pd3_host* h, uint32_t region, uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
   return issue(h, PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0, nullptr, 0, nullptr, user_data, region);
 }
 
-extern "C" int pd3_host_read(pd3_host* h, uint16_t region, uint32_t offset, uint32_t size, void* dest,
+extern "C" int pd3_host_read(pd3_host* h, uint32_t region, uint32_t offset, uint32_t size, void* dest,
                              uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
   if (size == 0 || dest == nullptr) return PD3_E_INVAL;
@@ -488,7 +498,7 @@ extern "C" int pd3_host_read(pd3_host* h, uint16_t region, uint32_t offset, uint
   return issue(h, PD3_OP_READ, region, offset, size, nullptr, 0, dest, user_data, region);
 }
 
-extern "C" int pd3_host_write(pd3_host* h, uint16_t region, uint32_t offset, const void* src, uint32_t size,
+extern "C" int pd3_host_write(pd3_host* h, uint32_t region, uint32_t offset, const void* src, uint32_t size,
                               uint64_t user_data) {
   if (const int rc = check_issuer(h)) return rc;
   if (size == 0 || src == nullptr) return PD3_E_INVAL;

@@ -30,7 +30,9 @@ struct KeyIndex::Header {
 namespace {
 
 constexpr uint64_t kMagic = 0x3158444E49334450ull;  // "PD3INDX1", little-endian
-constexpr uint32_t kVersion = 1;                    // bump when the layout or key_hash64 changes
+// Bump when the layout, the address packing or key_hash64 changes. 2: 32-bit region ids in the
+// addresses (version 1 packed 16-bit ones: its addresses would name the wrong regions).
+constexpr uint32_t kVersion = 2;
 constexpr uint64_t kHeaderBytes = 4096;             // one page, so the slots start page-aligned
 constexpr uint64_t kEmpty = 0;
 constexpr uint64_t kTombstone = 1;
@@ -83,8 +85,12 @@ int KeyIndex::adopt_file(Mapping memory, uint64_t size) {
   std::memcpy(&h, memory.data(), sizeof h);
   if (h.magic != kMagic) return fail(PD3_E_CORRUPT, "%s/%s is not a PD3 index file (bad magic)", dir.c_str(), kFileName);
   if (h.version != kVersion)
-    return fail(PD3_E_CORRUPT, "index file %s/%s has version %u, this server reads version %u", dir.c_str(), kFileName,
-                unsigned(h.version), unsigned(kVersion));
+    return fail(PD3_E_CORRUPT,
+                "index file %s/%s has version %u, this server reads version %u only%s", dir.c_str(), kFileName,
+                unsigned(h.version), unsigned(kVersion),
+                h.version < kVersion ? " (written before region ids were 32-bit: start this server with an empty "
+                                       "data_dir)"
+                                     : "");
   if (h.server_id != options_.server_id)
     return fail(PD3_E_INVAL, "data_dir %s belongs to memory server %u, not to server %u", dir.c_str(),
                 unsigned(h.server_id), unsigned(options_.server_id));

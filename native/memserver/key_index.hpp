@@ -13,9 +13,9 @@
 
 namespace pd3 {
 
-// Where a key's record starts: the global region id in bits 32..47, the byte offset in bits 0..31.
-inline uint64_t pack_address(uint16_t region, uint32_t offset) { return (uint64_t(region) << 32) | offset; }
-inline uint16_t address_region(uint64_t address) { return uint16_t(address >> 32); }
+// Where a key's record starts: the global region id in bits 32..63, the byte offset in bits 0..31.
+inline uint64_t pack_address(uint32_t region, uint32_t offset) { return (uint64_t(region) << 32) | offset; }
+inline uint32_t address_region(uint64_t address) { return uint32_t(address >> 32); }
 inline uint32_t address_offset(uint64_t address) { return uint32_t(address); }
 
 // How a KeyIndex is built.

@@ -18,6 +18,8 @@
 
 namespace pd3 {
 
+static_assert(PD3_MAX_SERVERS == 1u << 16, "MemStoreOptions::server_id: every uint16_t is a valid server id");
+
 namespace {
 
 // The MemStore: regions, index and counters, owned by the server's event-loop thread.
@@ -53,11 +55,11 @@ class Store final : public MemStore {
   void stats_text(const TransportRequest& req, FrameBuilder* out);
   // The region `id` if `tenant` owns it, or nullptr after answering PD3_E_BAD_REGION or
   // PD3_E_FORBIDDEN.
-  Region* owned_region(const TransportRequest& req, uint16_t id, const Tenant& tenant, FrameBuilder* out);
+  Region* owned_region(const TransportRequest& req, uint32_t id, const Tenant& tenant, FrameBuilder* out);
   // The region [offset, offset + size) of a READ / WRITE lies in, or nullptr after answering with
   // the error.
   Region* checked_range(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
-  void index_records(const Tenant& tenant, uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
+  void index_records(const Tenant& tenant, uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
   void error(const TransportRequest& req, int status, FrameBuilder* out);
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
 
@@ -91,6 +93,9 @@ void Store::error(const TransportRequest& req, int status, FrameBuilder* out) {
 }
 
 void Store::execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
+  // Refused rather than ignored: a later protocol may give the field a meaning this server would
+  // otherwise silently drop.
+  if (req.reserved != 0) return error(req, PD3_E_PROTOCOL, out);
   switch (req.op()) {
     case PD3_OP_READ: return read(req, tenant, out);
     case PD3_OP_WRITE: return write(req, tenant, out);
@@ -99,7 +104,7 @@ void Store::execute(const TransportRequest& req, const Tenant& tenant, FrameBuil
   }
 }
 
-Region* Store::owned_region(const TransportRequest& req, uint16_t id, const Tenant& tenant, FrameBuilder* out) {
+Region* Store::owned_region(const TransportRequest& req, uint32_t id, const Tenant& tenant, FrameBuilder* out) {
   Region* region = regions_.find(id);
   if (region == nullptr) {
     error(req, PD3_E_BAD_REGION, out);
@@ -147,7 +152,7 @@ void Store::write(const TransportRequest& req, const Tenant& tenant, FrameBuilde
   out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
 }
 
-void Store::index_records(const Tenant& tenant, uint16_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
+void Store::index_records(const Tenant& tenant, uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t len) {
   // Only records wholly inside the written bytes, parsed from the first written byte: the parser
   // never sees a byte outside them (docs/memserver.md: records straddling a write's ends).
   records_.for_each_record(bytes, len, [&](const pd3_record_key& k) {
@@ -206,14 +211,13 @@ void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuil
     case PD3_CTL_ALLOCATE: {
       Region* region = nullptr;
       if (int rc = regions_.allocate(req.size, tenant.name, &region); rc != PD3_OK) return error(req, rc, out);
-      const pd3_alloc_reply reply{region->id, 0, region->capacity};
+      const pd3_alloc_reply reply{region->id, region->capacity};
       out->response(req.op_id, PD3_OK, sizeof reply, &reply, sizeof reply);
       return;
     }
     case PD3_CTL_DEALLOCATE: {
-      if (req.offset > UINT16_MAX) return error(req, PD3_E_BAD_REGION, out);
-      if (owned_region(req, uint16_t(req.offset), tenant, out) == nullptr) return;
-      if (int rc = regions_.deallocate(uint16_t(req.offset)); rc != PD3_OK) return error(req, rc, out);
+      if (owned_region(req, req.offset, tenant, out) == nullptr) return;
+      if (int rc = regions_.deallocate(req.offset); rc != PD3_OK) return error(req, rc, out);
       out->response(req.op_id, PD3_OK, 0, nullptr, 0);
       return;
     }
@@ -240,11 +244,11 @@ void Store::stats_text(const TransportRequest& req, FrameBuilder* out) {
 }
 
 int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
-  const std::vector<uint16_t> ids = regions_.regions_of(tenant);
+  const std::vector<uint32_t> ids = regions_.regions_of(tenant);
   if (ids.empty()) return PD3_OK;
   int rc = PD3_OK;
-  std::vector<uint16_t> gone;
-  for (const uint16_t id : ids) {
+  std::vector<uint32_t> gone;
+  for (const uint32_t id : ids) {
     const uint32_t bytes = regions_.find(id)->capacity;
     if (rc = regions_.deallocate(id); rc != PD3_OK) break;
     gone.push_back(id);
@@ -258,7 +262,7 @@ int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
   if (!gone.empty()) {
     ++stats_.tenants_reclaimed;
     freed->index_entries += index_->erase_if([&](uint64_t address) {
-      const uint16_t region = address_region(address);
+      const uint32_t region = address_region(address);
       return std::binary_search(gone.begin(), gone.end(), region);  // regions_of lists them in id order
     });
   }
@@ -291,8 +295,6 @@ const RecordParser& MemStore::record_parser() const {
 
 int MemStore::open(const MemStoreOptions& options, std::unique_ptr<MemStore>* out) {
   clear_error();
-  if (options.server_id >= PD3_MAX_SERVERS)
-    return fail(PD3_E_INVAL, "server_id %u: at most %u servers", unsigned(options.server_id), PD3_MAX_SERVERS - 1);
   if (options.sync != SyncMode::kNone && options.sync != SyncMode::kBatch) return fail(PD3_E_INVAL, "unknown sync mode");
   uint64_t capacity = options.capacity;
   if (capacity == 0) {

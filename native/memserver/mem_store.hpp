@@ -24,7 +24,7 @@ enum class SyncMode : uint8_t {
 
 // How a MemStore is built.
 struct MemStoreOptions {
-  uint16_t server_id = 0;         // < PD3_MAX_SERVERS: top bits of every region id handed out
+  uint16_t server_id = 0;         // any value (PD3_MAX_SERVERS is 2^16): top bits of every region id handed out
   uint64_t capacity = 0;          // bytes regions may take in total; 0 = what the machine can spare
   double headroom = 0.15;         // with capacity 0: keep this fraction of available memory free (Dodo)
   std::string data_dir;           // "": regions live in anonymous memory; else one file per region

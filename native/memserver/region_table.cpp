@@ -1,7 +1,9 @@
 // region_table.cpp — see region_table.hpp.
 #include "memserver/region_table.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -34,7 +36,7 @@ uint32_t RegionTable::parse_file_name(const std::string& name, std::string* tena
     digits.resize(at);
     if (owner.empty() || !valid_tenant_name(owner)) return 0;
   }
-  if (digits.size() > 4) return 0;
+  if (digits.size() > 5) return 0;  // 65535, the largest local id, has 5 digits
   uint32_t local = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return 0;
@@ -50,13 +52,23 @@ int RegionTable::load() {
   if (dir_ == nullptr) return PD3_OK;
   std::vector<std::string> names;
   if (int rc = dir_->list(&names); rc != PD3_OK) return rc;
+  // In increasing local id, so add() sees the ids between two files as free ones.
+  struct RegionFile {
+    uint32_t local;
+    std::string name, tenant;
+    bool operator<(const RegionFile& o) const { return local < o.local; }
+  };
+  std::vector<RegionFile> files;
   for (const std::string& name : names) {
     std::string tenant;
-    const uint32_t local = parse_file_name(name, &tenant);
-    if (local == 0) continue;
-    if (regions_[local] != nullptr)
+    if (const uint32_t local = parse_file_name(name, &tenant); local != 0) files.push_back({local, name, tenant});
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 1; i < files.size(); ++i)
+    if (files[i].local == files[i - 1].local)
       return fail(PD3_E_CORRUPT, "data_dir %s holds two files of region %u (%s and %s)", dir_->path().c_str(),
-                  unsigned(local), file_name(local, regions_[local]->tenant).c_str(), name.c_str());
+                  unsigned(files[i].local), files[i - 1].name.c_str(), files[i].name.c_str());
+  for (auto& [local, name, tenant] : files) {
     auto region = std::make_unique<Region>();
     uint64_t size = 0;
     if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) return rc;
@@ -71,15 +83,23 @@ int RegionTable::load() {
   return PD3_OK;
 }
 
-Region* RegionTable::find(uint16_t id) const {
+Region* RegionTable::find(uint32_t id) const {
   if (pd3_region_server(id) != server_id_) return nullptr;
-  return regions_[pd3_region_local(id)].get();  // local 0 is never filled
+  const uint32_t local = pd3_region_local(id);
+  return local < regions_.size() ? regions_[local].get() : nullptr;  // local 0 is never filled
 }
 
 void RegionTable::add(std::unique_ptr<Region> region) {
   ++count_;
   allocated_ += region->capacity;
-  regions_[pd3_region_local(region->id)] = std::move(region);
+  const uint32_t local = pd3_region_local(region->id);
+  // Ids skipped over (files missing between two loaded ones) become free ids.
+  for (uint32_t skipped = uint32_t(regions_.size()); skipped < local; ++skipped) {
+    free_locals_.push_back(skipped);
+    std::push_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
+  }
+  if (local >= regions_.size()) regions_.resize(size_t(local) + 1);
+  regions_[local] = std::move(region);
 }
 
 int RegionTable::allocate(uint32_t bytes, const std::string& tenant, Region** out) {
@@ -90,8 +110,9 @@ int RegionTable::allocate(uint32_t bytes, const std::string& tenant, Region** ou
   if (allocated_ + capacity > capacity_)
     return fail(PD3_E_NOSPACE, "allocation of %llu bytes: %llu of %llu bytes already allocated",
                 (unsigned long long)capacity, (unsigned long long)allocated_, (unsigned long long)capacity_);
-  uint32_t local = 1;
-  while (local <= PD3_REGION_LOCAL_MAX && regions_[local] != nullptr) ++local;
+  // The lowest free id: a freed one below the table's end, else the next one past it.
+  const bool reuse = !free_locals_.empty();
+  const uint32_t local = reuse ? free_locals_.front() : uint32_t(regions_.size());
   if (local > PD3_REGION_LOCAL_MAX) return fail(PD3_E_NOSPACE, "all %u region ids are in use", PD3_REGION_LOCAL_MAX);
   auto region = std::make_unique<Region>();
   region->id = pd3_region_id(server_id_, local);
@@ -101,12 +122,16 @@ int RegionTable::allocate(uint32_t bytes, const std::string& tenant, Region** ou
                      ? dir_->create(file_name(local, tenant), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
                      : Mapping::anonymous(capacity, &region->memory);
   if (rc != PD3_OK) return rc;
+  if (reuse) {
+    std::pop_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
+    free_locals_.pop_back();
+  }
   *out = region.get();
   add(std::move(region));
   return PD3_OK;
 }
 
-int RegionTable::deallocate(uint16_t id) {
+int RegionTable::deallocate(uint32_t id) {
   Region* region = find(id);
   if (region == nullptr) return fail(PD3_E_BAD_REGION, "deallocate of unknown region %#x", unsigned(id));
   const uint32_t local = pd3_region_local(id);
@@ -116,11 +141,13 @@ int RegionTable::deallocate(uint16_t id) {
   --count_;
   allocated_ -= region->capacity;
   regions_[local].reset();
+  free_locals_.push_back(local);
+  std::push_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
   return PD3_OK;
 }
 
-std::vector<uint16_t> RegionTable::regions_of(const std::string& tenant) const {
-  std::vector<uint16_t> ids;
+std::vector<uint32_t> RegionTable::regions_of(const std::string& tenant) const {
+  std::vector<uint32_t> ids;
   for (const auto& region : regions_)
     if (region != nullptr && region->tenant == tenant) ids.push_back(region->id);
   return ids;

@@ -5,7 +5,6 @@
 // it) and the bytes written since the last sync.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,7 +18,7 @@ namespace pd3 {
 
 // One allocated region.
 struct Region {
-  uint16_t id = 0;        // global region id
+  uint32_t id = 0;        // global region id
   uint32_t capacity = 0;  // bytes, a multiple of RegionTable::kAlign
   std::string tenant;     // the owner: only its connections may touch the region ("" = default tenant)
   Mapping memory;         // exactly `capacity` bytes are used
@@ -49,16 +48,16 @@ class RegionTable {
   int load();
 
   // The region with this global id, or nullptr (another server's id, local 0, not allocated).
-  Region* find(uint16_t id) const;
+  Region* find(uint32_t id) const;
 
   // Allocates a region of `bytes` rounded up to kAlign for `tenant`, with the lowest free local
   // id. Returns PD3_OK, PD3_E_INVAL (0 bytes, or more than kMaxCapacity after rounding),
   // PD3_E_NOSPACE (over the server's capacity, no free id, or a full disk), PD3_E_NOMEM or PD3_E_SYS.
   [[nodiscard]] int allocate(uint32_t bytes, const std::string& tenant, Region** out);
   // Releases a region, its memory and its file. Returns PD3_OK, PD3_E_BAD_REGION or PD3_E_SYS.
-  [[nodiscard]] int deallocate(uint16_t id);
+  [[nodiscard]] int deallocate(uint32_t id);
   // Global ids of every region `tenant` owns, in id order.
-  std::vector<uint16_t> regions_of(const std::string& tenant) const;
+  std::vector<uint32_t> regions_of(const std::string& tenant) const;
   // Regions and bytes per tenant that owns any, in name order.
   std::vector<TenantUsage> usage() const;
 
@@ -84,8 +83,11 @@ class RegionTable {
   uint16_t server_id_;
   uint64_t capacity_;
   DataDir* dir_;
-  std::array<std::unique_ptr<Region>, PD3_REGION_LOCAL_MAX + 1> regions_;  // by local id; [0] unused
-  std::vector<uint16_t> dirty_;  // local ids written since the last sync (may repeat or be gone)
+  // By local id, as long as the highest local id in use so far (never shrinks); [0] unused. Sized
+  // by use rather than by PD3_REGION_LOCAL_MAX, so a server with few regions keeps a short table.
+  std::vector<std::unique_ptr<Region>> regions_ = std::vector<std::unique_ptr<Region>>(1);
+  std::vector<uint32_t> free_locals_;  // min-heap of the unused local ids below regions_.size()
+  std::vector<uint32_t> dirty_;  // local ids written since the last sync (may repeat or be gone)
   uint64_t count_ = 0;
   uint64_t allocated_ = 0;
 };

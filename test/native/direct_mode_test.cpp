@@ -57,7 +57,7 @@ TEST(direct_round_trip_and_routing_by_region_id) {
   // Allocation goes to the server announcing the most free bytes (b), and its id says so.
   REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
   CHECK_EQ(await(host.h, &c), PD3_OK);
-  const uint16_t region = c.region;
+  const uint32_t region = c.region;
   CHECK_EQ(pd3_region_server(region), 5u);
   const char msg[] = "direct to server 5";
   REQUIRE(pd3_host_write(host.h, region, 100, msg, sizeof msg, 2) >= 0);
@@ -73,6 +73,43 @@ TEST(direct_round_trip_and_routing_by_region_id) {
   // Bounds errors come back from the server as statuses.
   REQUIRE(pd3_host_read(host.h, region, 4090, 64, back, 5) >= 0);
   CHECK_EQ(await(host.h, &c), PD3_E_RANGE);
+}
+
+// Server ids past 15: 16 and 40000 (alike in 4 server bits) each get their own regions back, and a
+// DEALLOCATE of another server's region id is BAD_REGION.
+TEST(direct_routes_server_ids_past_15) {
+  pd3test::FakeMemServer low({.server_id = 16, .token = "t", .capacity = 1 << 20});
+  pd3test::FakeMemServer high({.server_id = 40000, .token = "t", .capacity = 8 << 20});
+  REQUIRE(low.start() && high.start());
+  DirectHost host(at(low.port()) + "," + at(high.port()), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL,
+                  PD3_PLACEMENT_MOST_FREE);
+  REQUIRE(host.rc == PD3_OK);
+  pd3_completion c{};
+  REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
+  REQUIRE(await(host.h, &c) == PD3_OK);
+  const uint32_t on_high = c.region;
+  CHECK_EQ(pd3_region_server(on_high), 40000u);
+  const char msg[] = "to server 40000";
+  REQUIRE(pd3_host_write(host.h, on_high, 8, msg, sizeof msg, 2) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  char back[sizeof msg] = {};
+  REQUIRE(pd3_host_read(host.h, on_high, 8, sizeof back, back, 3) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  CHECK_EQ(c.region, on_high);
+  CHECK(std::memcmp(back, msg, sizeof msg) == 0);
+  CHECK_EQ(low.records.load(), 0u);
+  // Ids of servers nobody has: refused at issue, whatever their low bits.
+  CHECK_EQ(pd3_host_deallocate(host.h, pd3_region_id(40001, pd3_region_local(on_high)), 4), PD3_E_BAD_REGION);
+  CHECK_EQ(pd3_host_read(host.h, pd3_region_id(0, pd3_region_local(on_high)), 0, 8, back, 5), PD3_E_BAD_REGION);
+  // The server's own verdict on one of its ids it never handed out, then the real release.
+  REQUIRE(pd3_host_deallocate(host.h, pd3_region_id(40000, 999), 6) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_E_BAD_REGION);
+  REQUIRE(pd3_host_deallocate(host.h, on_high, 7) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_OK);
+  CHECK_EQ(c.region, on_high);
+  REQUIRE(pd3_host_read(host.h, on_high, 0, 8, back, 8) >= 0);
+  CHECK_EQ(await(host.h, &c), PD3_E_BAD_REGION);
+  CHECK_EQ(low.records.load(), 0u);
 }
 
 // The server a new direct-mode region went to; 0 if the allocation failed (its status in *status).
@@ -166,7 +203,7 @@ TEST(direct_server_killed_mid_run_fails_outstanding_requests) {
   pd3_completion c{};
   REQUIRE(pd3_host_allocate(host.h, 1 << 16, 1) >= 0);
   REQUIRE(await(host.h, &c) == PD3_OK);
-  const uint16_t region = c.region;
+  const uint32_t region = c.region;
   s.mute = true;  // requests are held, then the server dies with them
   std::vector<uint8_t> buf(64);
   for (int i = 0; i < 20; ++i) REQUIRE(pd3_host_read(host.h, region, 0, 64, buf.data(), 100 + i) >= 0);

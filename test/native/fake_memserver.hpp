@@ -190,9 +190,9 @@ class FakeMemServer {
     return pd3::send_all(c.fd.get(), out.data(), out.size(), 2000) == PD3_OK;
   }
 
-  std::vector<uint8_t>* region(uint16_t id) {
+  std::vector<uint8_t>* region(uint32_t id) {
     if (pd3_region_server(id) != options_.server_id) return nullptr;
-    auto it = regions_.find(uint16_t(pd3_region_local(id)));
+    auto it = regions_.find(pd3_region_local(id));
     return it == regions_.end() ? nullptr : &it->second;
   }
 
@@ -212,17 +212,17 @@ class FakeMemServer {
           const uint64_t limit = options_.limit ? options_.limit : options_.capacity;
           if (r.size == 0 || used_ + r.size > limit || next_local_ > PD3_REGION_LOCAL_MAX)
             return b->response(r.op_id, PD3_E_NOSPACE, 0, nullptr, 0);
-          const uint16_t local = next_local_++;
+          const uint32_t local = next_local_++;
           regions_[local].assign(r.size, 0);
           used_ += r.size;
-          const pd3_alloc_reply a{pd3_region_id(options_.server_id, local), 0, r.size};
+          const pd3_alloc_reply a{pd3_region_id(options_.server_id, local), r.size};
           return b->response(r.op_id, PD3_OK, sizeof a, &a, sizeof a);
         }
         if (r.region == PD3_CTL_DEALLOCATE) {
-          std::vector<uint8_t>* g = r.offset <= 0xFFFF ? region(uint16_t(r.offset)) : nullptr;
+          std::vector<uint8_t>* g = region(r.offset);
           if (g == nullptr) return b->response(r.op_id, PD3_E_BAD_REGION, 0, nullptr, 0);
           used_ -= g->size();
-          regions_.erase(uint16_t(pd3_region_local(uint16_t(r.offset))));
+          regions_.erase(pd3_region_local(r.offset));
           return b->response(r.op_id, PD3_OK, 0, nullptr, 0);
         }
         return b->response(r.op_id, PD3_E_BAD_OP, 0, nullptr, 0);
@@ -236,8 +236,8 @@ class FakeMemServer {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   // Touched by the serving thread only (start() and kill() order it between runs).
-  std::map<uint16_t, std::vector<uint8_t>> regions_;
-  uint16_t next_local_ = 1;
+  std::map<uint32_t, std::vector<uint8_t>> regions_;  // by local id
+  uint32_t next_local_ = 1;
   uint64_t used_ = 0;
 };
 

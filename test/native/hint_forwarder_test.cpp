@@ -30,7 +30,7 @@ Hint hint(uint16_t id, uint16_t server, const std::string& key, uint32_t max_siz
 // The PREFETCH requests in the request ring, as (id, server, max_size, key).
 struct Taken {
   uint32_t id;
-  uint16_t server;
+  uint32_t server;
   uint32_t max_size;
   std::string key;
 };

@@ -80,7 +80,7 @@ class TestAgent {
     return worked || n > 0;
   }
 
-  bool region_ok(uint16_t r) const { return r != 0 && r < regions_.size() && live_[r]; }
+  bool region_ok(uint32_t r) const { return r != 0 && r < regions_.size() && live_[r]; }
 
   void serve(const pd3::RequestView& v) {
     const uint32_t op = pd3_op_of(v.hdr.op_id);
@@ -89,7 +89,7 @@ class TestAgent {
       corrupt_seen.fetch_add(1, std::memory_order_relaxed);
       o.status = v.status;
     } else if (op == PD3_OP_READ || op == PD3_OP_WRITE) {
-      const uint16_t r = v.hdr.region;
+      const uint32_t r = v.hdr.region;
       if (!region_ok(r)) {
         o.status = PD3_E_BAD_REGION;
       } else if (uint64_t(v.hdr.offset) + v.hdr.size > regions_[r].size()) {
@@ -108,14 +108,14 @@ class TestAgent {
         if (regions_.empty()) regions_.emplace_back(), live_.push_back(false);  // id 0 is never a region
         regions_.emplace_back(v.hdr.size, uint8_t(0));
         live_.push_back(true);
-        const pd3_alloc_reply reply{uint16_t(regions_.size() - 1), 0, v.hdr.size};
+        const pd3_alloc_reply reply{uint32_t(regions_.size() - 1), v.hdr.size};
         o.size = sizeof reply;
         o.data.resize(sizeof reply);
         std::memcpy(o.data.data(), &reply, sizeof reply);
       }
     } else if (op == PD3_OP_CONTROL && v.hdr.region == PD3_CTL_DEALLOCATE) {
       const uint32_t r = v.hdr.offset;
-      if (r > 0xFFFF || !region_ok(uint16_t(r))) {
+      if (!region_ok(r)) {
         o.status = PD3_E_BAD_REGION;
       } else {
         live_[r] = false;
@@ -155,7 +155,7 @@ bool poll_until(pd3_host* h, OnCompletion&& on, Done&& done, int seconds = 20) {
 }
 
 // Allocates a region through the ABI and waits for it; returns the region id or 0.
-uint16_t allocate(pd3_host* h, uint32_t bytes) {
+uint32_t allocate(pd3_host* h, uint32_t bytes) {
   const int id = pd3_host_allocate(h, bytes, 0xA110C);
   if (id < 0) return 0;
   pd3_completion got{};
@@ -185,11 +185,11 @@ struct Expect {
 
 // Issues random reads and writes (and some invalid ones) on `h` against `model`, checking every
 // completion; runs until `count` requests have completed. `tag` goes in the top byte of user_data.
-void random_traffic(pd3_host* h, std::map<uint16_t, std::vector<uint8_t>>& model, int count, uint64_t tag,
+void random_traffic(pd3_host* h, std::map<uint32_t, std::vector<uint8_t>>& model, int count, uint64_t tag,
                     uint32_t seed, uint64_t* errors_checked = nullptr) {
   std::mt19937 rng(seed);
   std::unordered_map<uint64_t, Expect> pending;
-  std::vector<uint16_t> regions;
+  std::vector<uint32_t> regions;
   for (auto& [r, bytes] : model) regions.push_back(r);
   uint64_t next = 0;
   int completed = 0;
@@ -218,11 +218,11 @@ void random_traffic(pd3_host* h, std::map<uint16_t, std::vector<uint8_t>>& model
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   while (completed < count) {
     if (next < uint64_t(count) && pending.size() < 512) {
-      const uint16_t r = regions[rng() % regions.size()];
+      const uint32_t r = regions[rng() % regions.size()];
       std::vector<uint8_t>& mem = model[r];
       const uint32_t cap = uint32_t(mem.size());
       const uint32_t kind = rng() % 20;
-      uint16_t region = r;
+      uint32_t region = r;
       uint32_t size = 1 + rng() % std::min<uint32_t>(cap, 8192);
       uint32_t offset = rng() % (cap - size + 1);
       int status = PD3_OK;
@@ -303,9 +303,9 @@ TEST(host_random_reads_and_writes_match_a_model) {
   Rig rig;
   REQUIRE(rig.ok());
   rig.agent->start();
-  std::map<uint16_t, std::vector<uint8_t>> model;
+  std::map<uint32_t, std::vector<uint8_t>> model;
   for (uint32_t bytes : {65536u, 4096u, 1u << 20, 100u}) {
-    const uint16_t r = allocate(rig.h, bytes);
+    const uint32_t r = allocate(rig.h, bytes);
     REQUIRE(r != 0);
     CHECK(model.count(r) == 0);  // distinct ids
     model[r] = std::vector<uint8_t>(bytes, 0);
@@ -332,7 +332,7 @@ TEST(host_random_reads_and_writes_match_a_model) {
     }
   }
   // Deallocate: the region is gone afterwards; an unknown region is refused.
-  const uint16_t victim = model.begin()->first;
+  const uint32_t victim = model.begin()->first;
   REQUIRE(pd3_host_deallocate(rig.h, victim, 1) >= 0);
   REQUIRE(pd3_host_deallocate(rig.h, 0x4242, 2) >= 0);
   uint8_t tmp[8];
@@ -385,7 +385,7 @@ TEST(host_argument_checks_and_too_big) {
   const int id = pd3_host_read(rig.h, 1, 0, max_read, big.data(), 0);
   CHECK(id >= 0);
   // A write that could never fit the 1 MiB request ring (max slot 512 KiB).
-  const uint32_t max_write = uint32_t(PD3_DEFAULT_REQUEST_RING_BYTES / 2 - 16 - 12);
+  const uint32_t max_write = uint32_t(PD3_DEFAULT_REQUEST_RING_BYTES / 2 - 16 - sizeof(pd3_request));
   CHECK_EQ(pd3_host_write(rig.h, 1, 0, big.data(), max_write + 1, 0), PD3_E_TOO_BIG);
   CHECK_EQ(pd3_host_inflight(rig.h), 1u);  // refused requests hold no id
   CHECK(pd3_host_write(rig.h, 1, 0, big.data(), max_write, 0) >= 0);
@@ -405,7 +405,7 @@ TEST(host_completions_are_routed_to_their_handle) {
   Rig rig;
   REQUIRE(rig.ok());
   rig.agent->start();
-  const uint16_t r = allocate(rig.h, 1 << 16);
+  const uint32_t r = allocate(rig.h, 1 << 16);
   REQUIRE(r != 0);
   pd3_host* h2 = nullptr;
   REQUIRE(pd3_host_attach(rig.name.c_str(), &h2) == PD3_OK);
@@ -440,8 +440,8 @@ TEST(host_completions_are_routed_to_their_handle) {
   CHECK_EQ(pd3_host_poll(h2, out, 16), 0);
 
   // Two threads, one handle each, polling concurrently: each sees exactly its own completions.
-  std::map<uint16_t, std::vector<uint8_t>> m1, m2;
-  const uint16_t r1 = allocate(rig.h, 1 << 16), r2 = allocate(h2, 1 << 16);
+  std::map<uint32_t, std::vector<uint8_t>> m1, m2;
+  const uint32_t r1 = allocate(rig.h, 1 << 16), r2 = allocate(h2, 1 << 16);
   REQUIRE(r1 != 0 && r2 != 0 && r1 != r2);
   m1[r1] = std::vector<uint8_t>(1 << 16, 0);
   m2[r2] = std::vector<uint8_t>(1 << 16, 0);
@@ -462,7 +462,7 @@ TEST(host_inflight_limit_is_16384) {
   Rig rig;
   REQUIRE(rig.ok());
   rig.agent->start();
-  const uint16_t r = allocate(rig.h, 1 << 20);
+  const uint32_t r = allocate(rig.h, 1 << 20);
   REQUIRE(r != 0);
   // Fill the region with a known pattern.
   std::vector<uint8_t> pattern(1 << 20);
@@ -534,7 +534,7 @@ TEST(host_tiny_request_ring_gives_back_pressure) {
   Rig rig(pd3_segment_sizes{4096, 0, 0, 0, 0});
   REQUIRE(rig.ok());
   rig.agent->start();
-  const uint16_t r = allocate(rig.h, 1 << 16);
+  const uint32_t r = allocate(rig.h, 1 << 16);
   REQUIRE(r != 0);
   rig.agent->paused.store(true);
   std::vector<uint8_t> model(1 << 16, 0);
@@ -621,7 +621,7 @@ TEST(host_close_with_requests_in_flight_discards_them) {
   Rig rig;
   REQUIRE(rig.ok());
   rig.agent->start();
-  const uint16_t r = allocate(rig.h, 1 << 16);
+  const uint32_t r = allocate(rig.h, 1 << 16);
   REQUIRE(r != 0);
   std::vector<uint8_t> pattern(1 << 16);
   for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint8_t(i ^ (i >> 8) ^ 0x3C);
@@ -690,7 +690,7 @@ TEST(host_close_creator_with_requests_in_flight) {
   Rig rig;
   REQUIRE(rig.ok());
   rig.agent->start();
-  const uint16_t r = allocate(rig.h, 4096);
+  const uint32_t r = allocate(rig.h, 4096);
   REQUIRE(r != 0);
   pd3_host* h2 = nullptr;
   REQUIRE(pd3_host_attach(rig.name.c_str(), &h2) == PD3_OK);

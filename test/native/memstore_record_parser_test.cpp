@@ -106,7 +106,7 @@ struct Reply {
 
 uint32_t g_id = 0;
 
-Reply run(MemStore& s, uint32_t op, uint16_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
+Reply run(MemStore& s, uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
           uint32_t data_len = 0) {
   TransportRequest req;
   req.op_id = pd3_op_id(op, ++g_id & PD3_ID_MASK);
@@ -123,7 +123,7 @@ Reply run(MemStore& s, uint32_t op, uint16_t region, uint32_t offset, uint32_t s
   return Reply{-int(r.status), r.size, Bytes(r.data, r.data + r.data_len)};
 }
 
-uint16_t allocate(MemStore& s, uint32_t bytes) {
+uint32_t allocate(MemStore& s, uint32_t bytes) {
   const Reply r = run(s, PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes);
   REQUIRE(r.status == PD3_OK && r.data.size() == sizeof(pd3_alloc_reply));
   pd3_alloc_reply a;
@@ -132,7 +132,7 @@ uint16_t allocate(MemStore& s, uint32_t bytes) {
 }
 
 // Writes `bytes` from a heap copy of exactly their size, so ASan sees any read past them.
-int write(MemStore& s, uint16_t region, uint32_t offset, const Bytes& bytes) {
+int write(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes) {
   const std::unique_ptr<uint8_t[]> exact(new uint8_t[bytes.size()]);
   std::memcpy(exact.get(), bytes.data(), bytes.size());
   return run(s, PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), exact.get(), uint32_t(bytes.size())).status;
@@ -205,8 +205,8 @@ TEST(memstore_record_parser_indexes_a_plugin_format) {
   auto s = open_store(load_plugin("pd3_example_record_parser"));
   CHECK(!s->record_parser().builtin());
   CHECK(s->record_parser().name() == "example-lines");
-  const uint16_t a = allocate(*s, 1 << 16);
-  const uint16_t b = allocate(*s, 1 << 16);
+  const uint32_t a = allocate(*s, 1 << 16);
+  const uint32_t b = allocate(*s, 1 << 16);
   // Several records in one write; a zero byte ends them, so the record after it is not indexed.
   const Bytes batch = concat({example_record("alpha", "one"), example_record("beta", std::string(300, 'b')),
                               example_record("gamma", ""), Bytes{0}, example_record("hidden", "after the end")});
@@ -271,7 +271,7 @@ TEST(memstore_record_parser_builtins_keep_the_builtin_format) {
     if (*name) REQUIRE(pd3::load_parser(name, &h) == PD3_OK);
     auto s = open_store(*name ? h : none);
     CHECK(s->record_parser().builtin() && s->record_parser().name() == "builtin");
-    const uint16_t a = allocate(*s, 4096);
+    const uint32_t a = allocate(*s, 4096);
     REQUIRE(write(*s, a, 0, concat({kv_record("x", "1"), kv_record("y", "22")})) == PD3_OK);
     CHECK(fetched(*s, "y") == "PD3_OK:22");
     CHECK(fetched(*s, "x") == "PD3_OK:1");
@@ -284,7 +284,7 @@ TEST(memstore_record_parser_builtins_keep_the_builtin_format) {
 TEST(memstore_record_parser_refuses_every_lie_on_write) {
   auto s = open_store(load_plugin("pd3_lying_parser"));
   const pd3test::SetLieFn set_lie = lie_switch();
-  const uint16_t a = allocate(*s, 1 << 20);
+  const uint32_t a = allocate(*s, 1 << 20);
   uint64_t rejects = 0;
   for (int i = 1; i < int(Lie::kCount); ++i) {
     const Lie lie = Lie(i);
@@ -317,7 +317,7 @@ TEST(memstore_record_parser_refuses_every_lie_on_prefetch) {
   auto s = open_store(load_plugin("pd3_lying_parser"));
   const pd3test::SetLieFn set_lie = lie_switch();
   constexpr uint32_t kCap = 8192;
-  const uint16_t a = allocate(*s, kCap);
+  const uint32_t a = allocate(*s, kCap);
   const Bytes rec = tiny_record("key", "value");
   const uint32_t at = kCap - uint32_t(rec.size());
   uint64_t rejects = 0;
@@ -352,7 +352,7 @@ TEST(memstore_record_parser_random_lies_never_misanswer) {
   auto s = open_store(load_plugin("pd3_lying_parser"));
   const pd3test::SetLieFn set_lie = lie_switch();
   constexpr uint32_t kCap = 1 << 14;
-  const uint16_t a = allocate(*s, kCap);
+  const uint32_t a = allocate(*s, kCap);
   Bytes shadow(kCap, 0);
   pd3test::Rng rng(77);
   pd3test::Errors errs{"random-lies"};
@@ -430,7 +430,7 @@ TEST(memstore_record_parser_restarts_from_a_data_dir) {
   REQUIRE(!d.path.empty());
   const pd3::ParserHandle example = load_plugin("pd3_example_record_parser");
   const Bytes late = example_record("late", "added after the restart");
-  uint16_t a = 0;
+  uint32_t a = 0;
   {
     auto s = open_store(example, d.path);
     a = allocate(*s, 1 << 16);
@@ -466,7 +466,7 @@ TEST(memstore_record_parser_rejects_are_logged_at_a_bounded_rate) {
   // the parser and the reason, not once per write, and counted in the server's stats.
   auto store = open_store(load_plugin("pd3_lying_parser"));
   const pd3test::SetLieFn set_lie = lie_switch();
-  const uint16_t a = allocate(*store, 4096);
+  const uint32_t a = allocate(*store, 4096);
   std::unique_ptr<pd3::TcpServer> server;
   pd3::TcpServerOptions so;
   so.token = "t";
@@ -484,7 +484,7 @@ TEST(memstore_record_parser_rejects_are_logged_at_a_bounded_rate) {
     pd3::FrameBuilder fb(&frame);
     fb.begin(PD3_FRAME_REQUEST, seq);
     const Bytes rec = tiny_record("k", "v");
-    const pd3_request write_hdr{pd3_op_id(PD3_OP_WRITE, uint32_t(seq)), a, 0, uint32_t(rec.size())};
+    const pd3_request write_hdr = pd3_make_request(pd3_op_id(PD3_OP_WRITE, uint32_t(seq)), a, 0, uint32_t(rec.size()));
     fb.request(write_hdr, rec.data(), uint32_t(rec.size()));
     fb.finish();
     REQUIRE(pd3::send_all(fd.get(), frame.data(), frame.size(), 1000) == PD3_OK);

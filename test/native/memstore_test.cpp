@@ -80,7 +80,7 @@ std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
   return s;
 }
 
-uint16_t region_id(uint32_t local) { return pd3_region_id(kServer, local); }
+uint32_t region_id(uint32_t local) { return pd3_region_id(kServer, local); }
 
 // One decoded response record, its bytes copied out of the frame.
 struct Reply {
@@ -92,7 +92,7 @@ struct Reply {
 
 uint32_t g_next_id = 0;
 
-TransportRequest request(uint32_t op, uint16_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
+TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
                          uint32_t data_len = 0) {
   TransportRequest r;
   r.op_id = pd3_op_id(op, ++g_next_id);
@@ -129,7 +129,7 @@ Reply allocate(MemStore& s, uint32_t bytes, const pd3::Tenant& t = {}) {
 }
 
 // Allocates and returns the new region's id (the test stops if that fails).
-uint16_t must_allocate(MemStore& s, uint32_t bytes, uint32_t* capacity = nullptr, const pd3::Tenant& t = {}) {
+uint32_t must_allocate(MemStore& s, uint32_t bytes, uint32_t* capacity = nullptr, const pd3::Tenant& t = {}) {
   const Reply r = allocate(s, bytes, t);
   REQUIRE(r.status == PD3_OK && r.data.size() == sizeof(pd3_alloc_reply) && r.size == sizeof(pd3_alloc_reply));
   pd3_alloc_reply a;
@@ -142,7 +142,7 @@ int deallocate(MemStore& s, uint32_t region, const pd3::Tenant& t = {}) {
   return run(s, request(PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, region, 0), t).status;
 }
 
-int write(MemStore& s, uint16_t region, uint32_t offset, const Bytes& bytes, const pd3::Tenant& t = {}) {
+int write(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes, const pd3::Tenant& t = {}) {
   const Reply r =
       run(s, request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size())), t);
   CHECK(r.data.empty());
@@ -150,7 +150,7 @@ int write(MemStore& s, uint16_t region, uint32_t offset, const Bytes& bytes, con
   return r.status;
 }
 
-Reply read(MemStore& s, uint16_t region, uint32_t offset, uint32_t size, const pd3::Tenant& t = {}) {
+Reply read(MemStore& s, uint32_t region, uint32_t offset, uint32_t size, const pd3::Tenant& t = {}) {
   return run(s, request(PD3_OP_READ, region, offset, size), t);
 }
 
@@ -193,9 +193,6 @@ uint64_t env_iters(const char* name, uint64_t dflt) {
 TEST(memstore_open_validates_options) {
   std::unique_ptr<MemStore> s;
   MemStoreOptions o = options();
-  o.server_id = PD3_MAX_SERVERS;
-  CHECK_EQ(MemStore::open(o, &s), PD3_E_INVAL);
-  CHECK(std::strstr(pd3_last_error(), "server_id") != nullptr);
   o = options(0);
   o.headroom = 1.0;
   CHECK_EQ(MemStore::open(o, &s), PD3_E_INVAL);
@@ -221,7 +218,7 @@ TEST(memstore_open_validates_options) {
 TEST(memstore_round_trip) {
   auto s = open_store(options());
   uint32_t capacity = 0;
-  const uint16_t a = must_allocate(*s, 10000, &capacity);
+  const uint32_t a = must_allocate(*s, 10000, &capacity);
   CHECK_EQ(capacity, 12288u);  // rounded up to 4 KiB
   CHECK_EQ(pd3_region_server(a), kServer);
   CHECK_EQ(pd3_region_local(a), 1u);
@@ -242,7 +239,7 @@ TEST(memstore_round_trip) {
   // Through the real request codec too: a WRITE record built by FrameBuilder and decoded.
   Bytes frame;
   pd3::FrameBuilder fb(&frame);
-  const pd3_request hdr{pd3_op_id(PD3_OP_WRITE, 9), a, 12000, 4};
+  const pd3_request hdr = pd3_make_request(pd3_op_id(PD3_OP_WRITE, 9), a, 12000, 4);
   const uint8_t four[4] = {1, 2, 3, 4};
   fb.request(hdr, four, 4);
   TransportRequest decoded;
@@ -266,7 +263,7 @@ TEST(memstore_round_trip) {
 
 TEST(memstore_bounds) {
   auto s = open_store(options(uint64_t(8) << 30));
-  const uint16_t a = must_allocate(*s, 8192);
+  const uint32_t a = must_allocate(*s, 8192);
   CHECK_EQ(read(*s, a, 0, 0).status, PD3_E_INVAL);
   CHECK_EQ(run(*s, request(PD3_OP_WRITE, a, 0, 0, "", 0)).status, PD3_E_INVAL);
   CHECK_EQ(write(*s, a, 8192 - 16, Bytes(16, 7)), PD3_OK);  // exactly up to the end
@@ -281,7 +278,7 @@ TEST(memstore_bounds) {
   CHECK_EQ(write(*s, a, 0xFFFFFFF0u, Bytes(0x20, 1)), PD3_E_RANGE);
   // The largest region: 0xFFFFF000 bytes (anonymous memory, taken only where touched).
   uint32_t capacity = 0;
-  const uint16_t big = must_allocate(*s, 0xFFFFF000u, &capacity);
+  const uint32_t big = must_allocate(*s, 0xFFFFF000u, &capacity);
   CHECK_EQ(capacity, 0xFFFFF000u);
   CHECK_EQ(write(*s, big, 0xFFFFF000u - 16, Bytes(16, 9)), PD3_OK);
   Reply r = read(*s, big, 0xFFFFF000u - 16, 16);
@@ -301,22 +298,25 @@ TEST(memstore_bounds) {
 
 TEST(memstore_bad_regions) {
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, 4096);
-  const uint16_t b = must_allocate(*s, 4096);
+  const uint32_t a = must_allocate(*s, 4096);
+  const uint32_t b = must_allocate(*s, 4096);
   CHECK_EQ(deallocate(*s, b), PD3_OK);
-  const uint16_t bad[] = {0,                                  // region 0: never valid
+  const uint32_t bad[] = {0,                                  // region 0: never valid
                           pd3_region_id(kServer, 0),          // local 0
                           pd3_region_id(kServer + 1, 1),      // another server's region 1
                           pd3_region_id(0, pd3_region_local(a)),
                           region_id(7),                       // never allocated
                           region_id(PD3_REGION_LOCAL_MAX),
                           b};                                 // deallocated
-  for (uint16_t id : bad) {
+  for (uint32_t id : bad) {
     CHECK_EQ(read(*s, id, 0, 8).status, PD3_E_BAD_REGION);
     CHECK_EQ(write(*s, id, 0, Bytes(8, 1)), PD3_E_BAD_REGION);
     CHECK_EQ(deallocate(*s, id), PD3_E_BAD_REGION);
   }
-  CHECK_EQ(deallocate(*s, 0x10000u | a), PD3_E_BAD_REGION);  // not a 16-bit id
+  // Another server's region with a local id that is in use here: the server bits decide.
+  CHECK_EQ(deallocate(*s, pd3_region_id(kServer + 40000, pd3_region_local(a))), PD3_E_BAD_REGION);
+  // With 4 server bits this id would have named this server's region a.
+  CHECK_EQ(deallocate(*s, pd3_region_id(kServer + 0x10, pd3_region_local(a))), PD3_E_BAD_REGION);
   CHECK_EQ(deallocate(*s, b), PD3_E_BAD_REGION);            // twice
   CHECK_EQ(read(*s, a, 0, 8).status, PD3_OK);
   // Unknown CONTROL sub-operations.
@@ -326,8 +326,8 @@ TEST(memstore_bad_regions) {
 
 TEST(memstore_region_isolation) {
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, 8192);
-  const uint16_t b = must_allocate(*s, 8192);
+  const uint32_t a = must_allocate(*s, 8192);
+  const uint32_t b = must_allocate(*s, 8192);
   Bytes pattern(8192);
   for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint8_t(i * 31 + 5);
   REQUIRE(write(*s, b, 0, pattern) == PD3_OK);
@@ -347,14 +347,14 @@ TEST(memstore_region_isolation) {
 
 TEST(memstore_nospace_by_capacity) {
   auto s = open_store(options(64 << 10));
-  const uint16_t a = must_allocate(*s, 32 << 10);
+  const uint32_t a = must_allocate(*s, 32 << 10);
   must_allocate(*s, 30000);  // 32 KiB after rounding
   CHECK_EQ(s->free_bytes(), 0u);
   CHECK_EQ(allocate(*s, 1).status, PD3_E_NOSPACE);
   CHECK_EQ(deallocate(*s, a), PD3_OK);
   CHECK_EQ(s->free_bytes(), uint64_t(32 << 10));
   CHECK_EQ(allocate(*s, (32 << 10) + 1).status, PD3_E_NOSPACE);
-  const uint16_t again = must_allocate(*s, 32 << 10);  // the space and the id come back
+  const uint32_t again = must_allocate(*s, 32 << 10);  // the space and the id come back
   CHECK_EQ(again, a);
   CHECK(read(*s, again, 0, 32 << 10).data == Bytes(32 << 10, 0));  // fresh memory, not the old bytes
   CHECK(stats_text(*s).find("errors=2") != std::string::npos);
@@ -363,7 +363,7 @@ TEST(memstore_nospace_by_capacity) {
 TEST(memstore_nospace_by_ids) {
   auto s = open_store(options(uint64_t(1) << 30));
   for (uint32_t local = 1; local <= PD3_REGION_LOCAL_MAX; ++local) {
-    const uint16_t id = must_allocate(*s, 4096);
+    const uint32_t id = must_allocate(*s, 4096);
     if (id != region_id(local)) {
       CHECK_EQ(id, region_id(local));
       break;
@@ -376,9 +376,72 @@ TEST(memstore_nospace_by_ids) {
   CHECK_EQ(allocate(*s, 4096).status, PD3_E_NOSPACE);
 }
 
+TEST(memstore_more_than_4095_regions_on_a_high_server_id) {
+  // Region ids are server:16 | local:16: a server id far past 15 and local ids past 4095 both
+  // come back whole, and each id names its own memory.
+  MemStoreOptions o = options(uint64_t(1) << 30);
+  o.server_id = 40000;
+  auto s = open_store(o);
+  constexpr uint32_t kRegions = 5000;
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < kRegions; ++i) ids.push_back(must_allocate(*s, 4096));
+  uint64_t wrong = 0;
+  for (uint32_t i = 0; i < kRegions; ++i) {
+    wrong += pd3_region_server(ids[i]) != 40000u || pd3_region_local(ids[i]) != i + 1;
+    Bytes tag(8);
+    std::memcpy(tag.data(), &ids[i], sizeof ids[i]);
+    wrong += write(*s, ids[i], 4088, tag) != PD3_OK;
+  }
+  for (uint32_t i = 0; i < kRegions; ++i) {
+    Bytes tag(8);
+    std::memcpy(tag.data(), &ids[i], sizeof ids[i]);
+    wrong += read(*s, ids[i], 4088, 8).data != tag;
+  }
+  CHECK_EQ(wrong, 0u);
+  CHECK_EQ(s->stats().regions, uint64_t(kRegions));
+  // The same local id under another server id is not ours.
+  CHECK_EQ(read(*s, pd3_region_id(40001, 4500), 0, 8).status, PD3_E_BAD_REGION);
+  // A freed id past 4095 is the lowest free one, so it is handed out again.
+  CHECK_EQ(deallocate(*s, ids[4499]), PD3_OK);
+  CHECK_EQ(read(*s, ids[4499], 0, 8).status, PD3_E_BAD_REGION);
+  CHECK_EQ(must_allocate(*s, 4096), ids[4499]);
+  CHECK_EQ(must_allocate(*s, 4096), pd3_region_id(40000, kRegions + 1));
+  // The largest server id is a valid one too.
+  o.server_id = 65535;
+  auto top = open_store(o);
+  const uint32_t t = must_allocate(*top, 4096);
+  CHECK_EQ(pd3_region_server(t), 65535u);
+  CHECK_EQ(read(*top, t, 0, 8).status, PD3_OK);
+}
+
+TEST(memstore_refuses_a_nonzero_reserved_field) {
+  // pd3_request.reserved must be 0: a record carrying anything else is answered PD3_E_PROTOCOL
+  // and not executed (the connection stays up; only that record fails).
+  auto s = open_store(options());
+  const uint32_t a = must_allocate(*s, 4096);
+  TransportRequest w = request(PD3_OP_WRITE, a, 0, 4, "abcd", 4);
+  w.reserved = 1;
+  CHECK_EQ(run(*s, w).status, PD3_E_PROTOCOL);
+  CHECK(read(*s, a, 0, 4).data == Bytes(4, 0));  // not written
+  TransportRequest d = request(PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, a, 0);
+  d.reserved = 0x8000;
+  CHECK_EQ(run(*s, d).status, PD3_E_PROTOCOL);
+  CHECK_EQ(read(*s, a, 0, 4).status, PD3_OK);  // not freed
+  // Decoded from the wire, the field reaches the store as sent.
+  Bytes frame;
+  pd3::FrameBuilder fb(&frame);
+  pd3_request hdr = pd3_make_request(pd3_op_id(PD3_OP_READ, 1), a, 0, 4);
+  hdr.reserved = 7;
+  fb.request(hdr, nullptr, 0);
+  TransportRequest decoded;
+  REQUIRE(pd3::decode_request(frame.data(), frame.size(), &decoded) == PD3_OK);
+  CHECK_EQ(decoded.reserved, 7);
+  CHECK_EQ(run(*s, decoded).status, PD3_E_PROTOCOL);
+}
+
 TEST(memstore_stats_reply) {
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, 4096);
+  const uint32_t a = must_allocate(*s, 4096);
   CHECK_EQ(write(*s, a, 0, record("k", "v")), PD3_OK);
   CHECK_EQ(read(*s, a, 0, 4).status, PD3_OK);
   CHECK_EQ(prefetch(*s, "k").status, PD3_OK);
@@ -395,8 +458,8 @@ TEST(memstore_stats_reply) {
 
 TEST(memstore_index_prefetch) {
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, 1 << 16);
-  const uint16_t b = must_allocate(*s, 1 << 17);
+  const uint32_t a = must_allocate(*s, 1 << 16);
+  const uint32_t b = must_allocate(*s, 1 << 17);
   // Several records in one write, then the end marker and junk that must not be parsed.
   const Bytes batch = concat({record("alpha", "one"), record("beta", std::string(100, 'b')), record("gamma", ""),
                               Bytes(8, 0), record("hidden", "after the end marker")});
@@ -458,7 +521,7 @@ TEST(memstore_index_only_written_range) {
   // A record whose header and key are written but whose value runs past the written bytes must not
   // be indexed, even when the region bytes after the write happen to complete it.
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, 4096);
+  const uint32_t a = must_allocate(*s, 4096);
   const Bytes old_rec = record("old-key", std::string(40, 'o'));
   REQUIRE(write(*s, a, 100, old_rec) == PD3_OK);
   const Bytes new_rec = record("new-key", std::string(40, 'n'));
@@ -482,7 +545,7 @@ TEST(memstore_fuzz_write_payloads) {
   // (records parsed from the written bytes only; a stale entry is removed at its next prefetch).
   constexpr uint32_t kCap = 1 << 16;
   auto s = open_store(options());
-  const uint16_t a = must_allocate(*s, kCap);
+  const uint32_t a = must_allocate(*s, kCap);
   Bytes shadow(kCap, 0);
   std::unordered_map<std::string, uint32_t> model;
   std::vector<std::string> known;
@@ -582,7 +645,7 @@ TEST(memstore_persists_across_reopen) {
   MemStoreOptions o = options(64u << 20, d.path);
   o.index_initial_keys = 64;  // several index growths, each a new file renamed over the old one
   std::vector<std::string> keys;
-  uint16_t a = 0, b = 0, gone = 0;
+  uint32_t a = 0, b = 0, gone = 0;
   {
     auto s = open_store(o);
     a = must_allocate(*s, 1 << 20);
@@ -629,7 +692,7 @@ TEST(memstore_sync_modes) {
   // kBatch: one msync per written region and one for the index, only for what changed.
   TempDir d;
   auto s = open_store(options(64u << 20, d.path, SyncMode::kBatch));
-  const uint16_t a = must_allocate(*s, 1 << 20), b = must_allocate(*s, 1 << 20);
+  const uint32_t a = must_allocate(*s, 1 << 20), b = must_allocate(*s, 1 << 20);
   CHECK_EQ(s->sync(), PD3_OK);
   CHECK_EQ(s->stats().syncs, 0u);
   REQUIRE(write(*s, a, 0, Bytes(100, 1)) == PD3_OK);
@@ -652,7 +715,7 @@ TEST(memstore_sync_modes) {
   TempDir d2;
   {
     auto n = open_store(options(64u << 20, d2.path, SyncMode::kNone));
-    const uint16_t c = must_allocate(*n, 4096);
+    const uint32_t c = must_allocate(*n, 4096);
     REQUIRE(write(*n, c, 8, record("kept", "yes")) == PD3_OK);
     CHECK_EQ(n->sync(), PD3_OK);
     CHECK_EQ(n->stats().syncs, 0u);
@@ -750,7 +813,7 @@ TEST(memstore_refuses_foreign_or_damaged_dirs) {
   o.index_initial_keys = 16;  // a 64-slot index file: 4096 + 1024 bytes
   {
     auto s = open_store(o);
-    const uint16_t a = must_allocate(*s, 8192);
+    const uint32_t a = must_allocate(*s, 8192);
     REQUIRE(write(*s, a, 0, concat({record("k1", "v1"), record("k2", "v2")})) == PD3_OK);
   }
   const std::string index = d.file("index.pd3");
@@ -789,6 +852,10 @@ TEST(memstore_refuses_foreign_or_damaged_dirs) {
   bad[8] = 99;  // version
   put_index(bad);
   refused(o, PD3_E_CORRUPT, "version");
+  bad = good;
+  bad[8] = 1;  // an index written with 16-bit region ids: refused, never misread
+  put_index(bad);
+  refused(o, PD3_E_CORRUPT, "written before region ids were 32-bit");
   bad = good;
   const uint64_t slots = 100;
   std::memcpy(bad.data() + 16, &slots, 8);
@@ -848,15 +915,21 @@ TEST(memstore_refuses_foreign_or_damaged_dirs) {
   put_file("index.pd3.tmp", 4096);
   put_file("region-07.pd3", 4096);
   put_file("region-0.pd3", 4096);
-  put_file("region-4096.pd3", 4096);
+  put_file("region-65536.pd3", 4096);  // past the largest local id
+  put_file("region-65535.pd3", 4096);  // the largest local id: a region
   {
     auto s = open_store(o);
-    CHECK_EQ(s->stats().regions, 1u);
+    CHECK_EQ(s->stats().regions, 2u);
     CHECK_EQ(read(*s, region_id(5), 0, 8).status, PD3_E_BAD_REGION);
     CHECK_EQ(read(*s, region_id(7), 0, 8).status, PD3_E_BAD_REGION);
+    CHECK_EQ(read(*s, region_id(65535), 0, 8).status, PD3_OK);
     CHECK(as_string(prefetch(*s, "k1").data) == "v1");
+    // The ids between the loaded files are free, lowest first.
+    CHECK_EQ(pd3_region_local(must_allocate(*s, 4096)), 2u);
   }
   CHECK(!d.has("region-5.pd3.tmp") && !d.has("index.pd3.tmp"));
+  unlink(d.file("region-65535.pd3").c_str());
+  unlink(d.file("region-2.pd3").c_str());
   // Region files without their index: refused, and no index is made up for them.
   unlink(index.c_str());
   refused(o, PD3_E_CORRUPT, "no index.pd3");
@@ -868,9 +941,9 @@ TEST(memstore_refuses_foreign_or_damaged_dirs) {
 TEST(memstore_tenants_reach_only_their_own_regions) {
   auto s = open_store(options());
   const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
-  const uint16_t ra = must_allocate(*s, 4096, nullptr, a);
-  const uint16_t rb = must_allocate(*s, 4096, nullptr, b);
-  const uint16_t rd = must_allocate(*s, 4096);  // the default tenant's
+  const uint32_t ra = must_allocate(*s, 4096, nullptr, a);
+  const uint32_t rb = must_allocate(*s, 4096, nullptr, b);
+  const uint32_t rd = must_allocate(*s, 4096);  // the default tenant's
   // Both tenants write the same key, with different values, into their own regions.
   CHECK_EQ(write(*s, ra, 0, record("user:1", "value-of-alpha"), a), PD3_OK);
   CHECK_EQ(write(*s, rb, 0, record("user:1", "value-of-beta"), b), PD3_OK);
@@ -899,9 +972,9 @@ TEST(memstore_tenant_usage_and_reclaim) {
   TempDir dir;
   auto s = open_store(options(64u << 20, dir.path));
   const pd3::Tenant dead = pd3::Tenant::named("dead-client"), live = pd3::Tenant::named("live-client");
-  std::vector<uint16_t> dead_regions;
+  std::vector<uint32_t> dead_regions;
   for (int i = 0; i < 3; ++i) dead_regions.push_back(must_allocate(*s, 8192, nullptr, dead));
-  const uint16_t kept = must_allocate(*s, 4096, nullptr, live);
+  const uint32_t kept = must_allocate(*s, 4096, nullptr, live);
   for (int i = 0; i < 50; ++i)
     CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, record("k" + std::to_string(i), "v"), dead),
              PD3_OK);
@@ -924,7 +997,7 @@ TEST(memstore_tenant_usage_and_reclaim) {
   CHECK_EQ(s->stats().index_keys, keys_before - 50);
   CHECK_EQ(s->stats().allocated_bytes, 4096u);
   CHECK(!dir.has("region-1@dead-client.pd3"));
-  for (uint16_t r : dead_regions) CHECK_EQ(read(*s, r, 0, 8, dead).status, PD3_E_BAD_REGION);
+  for (uint32_t r : dead_regions) CHECK_EQ(read(*s, r, 0, 8, dead).status, PD3_E_BAD_REGION);
   CHECK_EQ(prefetch(*s, "k1", 1u << 20, dead).status, PD3_E_NOT_FOUND);
   CHECK(as_string(prefetch(*s, "k0", 1u << 20, live).data) == "live");
   // Reclaiming a tenant with nothing left frees nothing.
@@ -936,7 +1009,7 @@ TEST(memstore_tenant_usage_and_reclaim) {
 TEST(memstore_tenant_ownership_survives_reopen) {
   TempDir dir;
   const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
-  uint16_t ra = 0;
+  uint32_t ra = 0;
   {
     auto s = open_store(options(64u << 20, dir.path));
     ra = must_allocate(*s, 4096, nullptr, a);

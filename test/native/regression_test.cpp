@@ -75,11 +75,12 @@ TEST(regression_control_completions_report_the_right_region) {
   REQUIRE(host.rc == PD3_OK);
   std::unique_ptr<pd3::AgentSession> agent;
   REQUIRE(pd3::AgentSession::attach(host.name.c_str(), &agent) == PD3_OK);
-  REQUIRE(pd3_host_deallocate(host.h, 42, 7) >= 0);
+  const uint32_t released = 0x9C40002Au;  // server 40000, local 42: all 32 bits must come back
+  REQUIRE(pd3_host_deallocate(host.h, released, 7) >= 0);
   REQUIRE(pd3_host_allocate(host.h, 4096, 8) >= 0);
   // Deallocate succeeds with an 8-byte reply it does not need; a failed allocate has no region.
   agent->take_requests(16, [&](const pd3::RequestView& v) {
-    const pd3_alloc_reply junk{9, 0, 9};
+    const pd3_alloc_reply junk{9, 9};
     if (v.hdr.region == PD3_CTL_DEALLOCATE) agent->respond(v.hdr.op_id, PD3_OK, &junk, sizeof junk);
     else agent->respond(v.hdr.op_id, PD3_E_NOSPACE, nullptr, 0);
   });
@@ -89,7 +90,7 @@ TEST(regression_control_completions_report_the_right_region) {
     if (&x == c + 2) break;
     if (x.user_data == 7) {
       CHECK_EQ(x.status, PD3_OK);
-      CHECK_EQ(x.region, 42);  // the released region, not a field of the reply
+      CHECK_EQ(x.region, released);  // the released region, not a field of the reply
     } else {
       CHECK_EQ(x.status, PD3_E_NOSPACE);
       CHECK_EQ(x.region, 0);

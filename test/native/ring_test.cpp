@@ -16,6 +16,7 @@
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
 #include "pd3/host.h"
+#include "pd3/transport.h"
 #include "util.hpp"
 
 namespace {
@@ -124,13 +125,14 @@ int drain_resp(pd3_control* c, std::vector<GotResp>* out, uint32_t max = PD3_MAX
 
 int publish_write(pd3_control* c, uint64_t seq, uint32_t n) {
   const auto data = payload_for(seq, n);
-  const pd3_request hdr{pd3_op_id(PD3_OP_WRITE, uint32_t(seq)), uint16_t(seq >> 14), uint32_t(seq), n};
+  const pd3_request hdr =
+      pd3_make_request(pd3_op_id(PD3_OP_WRITE, uint32_t(seq)), uint32_t(seq >> 14), uint32_t(seq), n);
   return pd3::publish_request(c, hdr, data.data(), n);
 }
 
 bool write_matches(const Got& g, uint64_t seq, uint32_t n) {
   return g.status == PD3_OK && pd3_op_of(g.hdr.op_id) == PD3_OP_WRITE &&
-         pd3_id_of(g.hdr.op_id) == (seq & PD3_ID_MASK) && g.hdr.region == uint16_t(seq >> 14) &&
+         pd3_id_of(g.hdr.op_id) == (seq & PD3_ID_MASK) && g.hdr.region == uint32_t(seq >> 14) &&
          g.hdr.offset == uint32_t(seq) && g.hdr.size == n && g.payload.size() == n &&
          payload_ok(seq, g.payload.data(), n);
 }
@@ -145,16 +147,23 @@ TEST(ring_request_publish_drain_every_op) {
   pd3_control* c = s.c();
   const auto wdata = payload_for(42, 333);
   const char key[] = "user:1234";
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_READ, 1), 7, 4096, 100}, nullptr, 0) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_WRITE, 2), 8, 12, 333}, wdata.data(), 333) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_CONTROL, 3), PD3_CTL_ALLOCATE, 0, 1 << 20}, nullptr, 0) ==
+  // A region id of a server past the old 4-bit limit travels whole.
+  const uint32_t far_region = pd3_region_id(40000, 65535);
+  REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_READ, 1), far_region, 4096, 100), nullptr, 0) ==
           PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_CONTROL, 4), PD3_CTL_DEALLOCATE, 5, 0}, nullptr, 0) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_PREFETCH, 16383), 0, 0, sizeof key - 1}, key, sizeof key - 1) ==
+  REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_WRITE, 2), 8, 12, 333), wdata.data(), 333) ==
           PD3_OK);
+  REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 3), PD3_CTL_ALLOCATE, 0, 1 << 20),
+                               nullptr, 0) == PD3_OK);
+  REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 4), PD3_CTL_DEALLOCATE, far_region, 0),
+                               nullptr, 0) == PD3_OK);
+  REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_PREFETCH, 16383), 0, 0, sizeof key - 1), key,
+                               sizeof key - 1) == PD3_OK);
   CHECK_EQ(c->host_requests, 5u);
   // Slots are 16-aligned and tile the ring from 0.
-  const uint64_t expect_tail = SlotRing::slot_len(12) * 3 + SlotRing::slot_len(12 + 333) + SlotRing::slot_len(12 + 9);
+  const uint64_t hdr = sizeof(pd3_request);
+  const uint64_t expect_tail =
+      SlotRing::slot_len(hdr) * 3 + SlotRing::slot_len(hdr + 333) + SlotRing::slot_len(hdr + 9);
   CHECK_EQ(c->req_tail, expect_tail);
 
   std::vector<Got> got;
@@ -162,7 +171,8 @@ TEST(ring_request_publish_drain_every_op) {
   REQUIRE(got.size() == 5);
   CHECK_EQ(pd3_op_of(got[0].hdr.op_id), PD3_OP_READ);
   CHECK_EQ(pd3_id_of(got[0].hdr.op_id), 1u);
-  CHECK_EQ(got[0].hdr.region, 7);
+  CHECK_EQ(got[0].hdr.region, far_region);
+  CHECK_EQ(got[0].hdr.reserved, 0);
   CHECK_EQ(got[0].hdr.offset, 4096u);
   CHECK_EQ(got[0].hdr.size, 100u);
   CHECK(got[0].payload.empty());
@@ -171,7 +181,7 @@ TEST(ring_request_publish_drain_every_op) {
   CHECK_EQ(got[2].hdr.region, PD3_CTL_ALLOCATE);
   CHECK_EQ(got[2].hdr.size, 1u << 20);
   CHECK_EQ(got[3].hdr.region, PD3_CTL_DEALLOCATE);
-  CHECK_EQ(got[3].hdr.offset, 5u);
+  CHECK_EQ(got[3].hdr.offset, far_region);
   CHECK_EQ(pd3_op_of(got[4].hdr.op_id), PD3_OP_PREFETCH);
   CHECK_EQ(pd3_id_of(got[4].hdr.op_id), 16383u);
   CHECK(std::string(got[4].payload.begin(), got[4].payload.end()) == "user:1234");
@@ -213,7 +223,7 @@ TEST(ring_request_backpressure_never_overwrites) {
       if (rc == PD3_E_AGAIN) {
         CHECK_EQ(c->req_tail, tail_before);  // nothing reserved
         CHECK_EQ(c->host_ring_full, full_before + 1);
-        refused_size = SlotRing::slot_len(12 + n);
+        refused_size = SlotRing::slot_len(sizeof(pd3_request) + n);
         break;
       }
       REQUIRE(rc == PD3_OK);
@@ -228,7 +238,7 @@ TEST(ring_request_backpressure_never_overwrites) {
     CHECK(used <= 4096);
     CHECK(!sizes.empty());
     // A second refusal changes nothing either.
-    CHECK_EQ(publish_write(c, seq, uint32_t(refused_size - 28 > 0 ? refused_size - 28 : 0)), PD3_E_AGAIN);
+    CHECK_EQ(publish_write(c, seq, uint32_t(refused_size - 16 - sizeof(pd3_request))), PD3_E_AGAIN);
 
     // Every record accepted before the refusal is intact and in order.
     std::vector<Got> got;
@@ -251,20 +261,20 @@ TEST(ring_request_partial_drain_frees_exactly_what_was_taken) {
   TestSegment s(4096);
   REQUIRE(s.seg != nullptr);
   pd3_control* c = s.c();
-  // 32 slots of 128 bytes fill the 4 KiB ring exactly.
+  // 32 slots of 128 bytes (16 + 16 + 96) fill the 4 KiB ring exactly.
   uint64_t seq = 0;
-  for (; seq < 32; ++seq) REQUIRE(publish_write(c, seq, 100) == PD3_OK);
-  CHECK_EQ(publish_write(c, seq, 100), PD3_E_AGAIN);
+  for (; seq < 32; ++seq) REQUIRE(publish_write(c, seq, 96) == PD3_OK);
+  CHECK_EQ(publish_write(c, seq, 96), PD3_E_AGAIN);
   CHECK_EQ(publish_write(c, seq, 0), PD3_E_AGAIN);  // even the smallest slot
   std::vector<Got> got;
   CHECK_EQ(drain_all(c, &got, 1), 1);  // frees one 128-byte slot
   CHECK_EQ(publish_write(c, seq, 200), PD3_E_AGAIN);  // a 240-byte slot does not fit in 128
-  CHECK_EQ(publish_write(c, seq, 100), PD3_OK);
+  CHECK_EQ(publish_write(c, seq, 96), PD3_OK);
   ++seq;
   CHECK_EQ(publish_write(c, seq, 0), PD3_E_AGAIN);
   CHECK_EQ(drain_all(c, &got), 32);
   REQUIRE(got.size() == 33);
-  for (uint64_t i = 0; i < 33; ++i) CHECK(write_matches(got[i], i, 100));
+  for (uint64_t i = 0; i < 33; ++i) CHECK(write_matches(got[i], i, 96));
 }
 
 TEST(ring_request_wraparound_with_pads) {
@@ -284,7 +294,7 @@ TEST(ring_request_wraparound_with_pads) {
       if (rc == PD3_E_AGAIN) break;
       REQUIRE(rc == PD3_OK);
       sizes.push_back(n);
-      slot_bytes += SlotRing::slot_len(12 + n);
+      slot_bytes += SlotRing::slot_len(sizeof(pd3_request) + n);
       ++next_pub;
     }
     std::vector<Got> got;
@@ -321,26 +331,30 @@ TEST(ring_request_too_big) {
   TestSegment s(4096);
   REQUIRE(s.seg != nullptr);
   pd3_control* c = s.c();
-  // max slot = ring/2 = 2048 = 16 (slot) + 12 (header) + 2020 payload.
-  const auto big = payload_for(1, 2021);
-  CHECK_EQ(pd3::publish_request(c, {pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 2021}, big.data(), 2021), PD3_E_TOO_BIG);
+  // max slot = ring/2 = 2048 = 16 (slot) + 16 (header) + 2016 payload.
+  const auto big = payload_for(1, 2017);
+  CHECK_EQ(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 2017), big.data(), 2017),
+           PD3_E_TOO_BIG);
   CHECK_EQ(c->req_tail, 0u);
   CHECK_EQ(c->host_ring_full, 0u);  // not back-pressure
   // A huge length is refused before any byte is read (the buffer is far smaller).
   volatile uint32_t huge = 0xFFFFFFFFu;  // opaque to the optimiser, so it does not warn about the memcpy
-  CHECK_EQ(pd3::publish_request(c, {pd3_op_id(PD3_OP_WRITE, 1), 1, 0, huge}, big.data(), huge), PD3_E_TOO_BIG);
-  CHECK_EQ(pd3::publish_request(c, {pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 2020}, big.data(), 2020), PD3_OK);
+  CHECK_EQ(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), 1, 0, huge), big.data(), huge),
+           PD3_E_TOO_BIG);
+  CHECK_EQ(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 2016), big.data(), 2016),
+           PD3_OK);
   CHECK_EQ(c->req_tail, 2048u);
   // The largest slot also fits after a wrap (the pad plus the slot never exceed the ring).
-  CHECK_EQ(pd3::publish_request(c, {pd3_op_id(PD3_OP_READ, 2), 1, 0, 5}, nullptr, 0), PD3_OK);
+  CHECK_EQ(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_READ, 2), 1, 0, 5), nullptr, 0), PD3_OK);
   std::vector<Got> got;
   CHECK_EQ(drain_all(c, &got), 2);
-  CHECK_EQ(pd3::publish_request(c, {pd3_op_id(PD3_OP_WRITE, 3), 1, 0, 2020}, big.data(), 2020), PD3_OK);
+  CHECK_EQ(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_WRITE, 3), 1, 0, 2016), big.data(), 2016),
+           PD3_OK);
   CHECK_EQ(drain_all(c, &got), 1);
   REQUIRE(got.size() == 3);
-  CHECK_EQ(got[0].hdr.size, 2020u);
-  CHECK(payload_ok(1, got[0].payload.data(), 2020));
-  CHECK(payload_ok(1, got[2].payload.data(), 2020));
+  CHECK_EQ(got[0].hdr.size, 2016u);
+  CHECK(payload_ok(1, got[0].payload.data(), 2016));
+  CHECK(payload_ok(1, got[2].payload.data(), 2016));
   CHECK_EQ(c->req_head, 4096u + 2048u);  // 2048 + 32 + pad 2016, then 2048
 }
 
@@ -350,18 +364,18 @@ TEST(ring_request_malformed_records_are_reported_per_record) {
   pd3_control* c = g.c();
   uint64_t pos = 0;
   // 1. WRITE that claims 100 payload bytes in a slot with room for none.
-  const pd3_request w100{pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 100};
+  const pd3_request w100 = pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), 1, 0, 100);
   put_raw_slot(c, true, pos, 32, PD3_SLOT_RECORD, &w100, sizeof w100);
   pos += 32;
   // 2. A record slot too short to hold a request header.
   put_raw_slot(c, true, pos, 16, PD3_SLOT_RECORD, nullptr, 0);
   pos += 16;
   // 3. A READ (no payload) in a slot with 16 extra bytes.
-  const pd3_request r4{pd3_op_id(PD3_OP_READ, 3), 1, 0, 4};
+  const pd3_request r4 = pd3_make_request(pd3_op_id(PD3_OP_READ, 3), 1, 0, 4);
   put_raw_slot(c, true, pos, 48, PD3_SLOT_RECORD, &r4, sizeof r4);
   pos += 48;
   // 4. A WRITE claiming 4 GiB of payload.
-  const pd3_request wbig{pd3_op_id(PD3_OP_WRITE, 4), 1, 0, 0xFFFFFFFFu};
+  const pd3_request wbig = pd3_make_request(pd3_op_id(PD3_OP_WRITE, 4), 1, 0, 0xFFFFFFFFu);
   put_raw_slot(c, true, pos, 32, PD3_SLOT_RECORD, &wbig, sizeof wbig);
   pos += 32;
   // 5. A well-formed record after them is still delivered.
@@ -410,14 +424,14 @@ TEST(ring_request_broken_framing_stops_the_pass) {
     uint64_t seq = 0;
     if (b.near_end) {
       c->req_tail = c->req_head = 4096;  // second lap, so seals use lap positions
-      while (c->req_tail < 4096 + 4000) REQUIRE(publish_write(c, seq++, 4) == PD3_OK);  // 32-byte slots
+      while (c->req_tail < 4096 + 4000) REQUIRE(publish_write(c, seq++, 0) == PD3_OK);  // 32-byte slots
     } else {
-      REQUIRE(publish_write(c, seq++, 20) == PD3_OK);  // 48 bytes
+      REQUIRE(publish_write(c, seq++, 16) == PD3_OK);  // 48 bytes
       REQUIRE(publish_write(c, seq++, 0) == PD3_OK);   // 32 bytes
     }
     const uint64_t bad_pos = c->req_tail;
     REQUIRE(bad_pos == (b.near_end ? 4096u + 4000u : 80u));
-    const pd3_request r{pd3_op_id(PD3_OP_READ, 9), 1, 0, 4};
+    const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, 9), 1, 0, 4);
     put_raw_slot(c, true, bad_pos, b.length, b.kind, &r, sizeof r);
 
     std::vector<Got> got;
@@ -439,7 +453,7 @@ TEST(ring_request_unsealed_or_stale_slots_are_not_taken) {
   GuardedRing g(4096, 0xDEADBEEFCAFEull);
   REQUIRE(g.base != nullptr);
   pd3_control* c = g.c();
-  const pd3_request r{pd3_op_id(PD3_OP_READ, 1), 1, 0, 4};
+  const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, 1), 1, 0, 4);
   // A seal from the previous lap at this position, one without the salt, one for another position,
   // and one with the low bit clear: none is a publication.
   const uint64_t pos = 4096 * 3;
@@ -515,7 +529,7 @@ TEST(ring_response_publish_drain_every_kind) {
   REQUIRE(s.seg != nullptr);
   pd3_control* c = s.c();
   const auto rdata = payload_for(9, 777);
-  const pd3_alloc_reply reply{12, 0, 1 << 20};
+  const pd3_alloc_reply reply{pd3_region_id(40000, 12), 1 << 20};
   REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, rdata.data(), 777) == PD3_OK);
   REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_WRITE, 2), PD3_OK, nullptr, 4096) == PD3_OK);
   REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_CONTROL, 3), PD3_OK, &reply, sizeof reply) == PD3_OK);
@@ -537,7 +551,7 @@ TEST(ring_response_publish_drain_every_kind) {
   REQUIRE(got[2].data.size() == sizeof reply);
   pd3_alloc_reply back;
   std::memcpy(&back, got[2].data.data(), sizeof back);
-  CHECK_EQ(back.region, 12);
+  CHECK_EQ(back.region, pd3_region_id(40000, 12));
   CHECK_EQ(back.capacity, 1u << 20);
   CHECK_EQ(got[3].hdr.status, uint16_t(-PD3_E_RANGE));
   CHECK_EQ(got[3].hdr.size, 100000u);

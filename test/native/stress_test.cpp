@@ -159,7 +159,7 @@ TEST(stress_request_ring_many_producers_one_consumer) {
       uint64_t retries = 0;
       for (uint32_t seq = 0; seq < kPerProducer && !failed.load(std::memory_order_relaxed); ++seq) {
         const std::vector<uint8_t> p = make_record(t, seq);
-        const pd3_request hdr{pd3_op_id(PD3_OP_WRITE, seq), uint16_t(t), seq, uint32_t(p.size())};
+        const pd3_request hdr = pd3_make_request(pd3_op_id(PD3_OP_WRITE, seq), t, seq, uint32_t(p.size()));
         for (;;) {
           const int rc = pd3::publish_request(c, hdr, p.data(), uint32_t(p.size()));
           if (rc == PD3_OK) break;
@@ -241,7 +241,8 @@ TEST(stress_request_ring_that_cannot_fill_never_refuses) {
     for (uint32_t t = 0; t < kProducers; ++t) {
       producers.emplace_back([&, t] {
         for (uint32_t i = 0; i < kPerProducer; ++i) {
-          const pd3_request h{pd3_op_id(PD3_OP_READ, i), uint16_t(t), i, 4};  // 32-byte slots
+          // 32-byte slots
+          const pd3_request h = pd3_make_request(pd3_op_id(PD3_OP_READ, i), t, i, 4);
           int rc;
           while ((rc = pd3::publish_request(c, h, nullptr, 0)) == PD3_E_AGAIN) std::this_thread::yield();
           if (rc != PD3_OK) failed.store(true);

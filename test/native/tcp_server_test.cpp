@@ -83,7 +83,7 @@ class FakeStore : public pd3::MemStore {
   uint64_t free_bytes() const override { return 12345; }
 
  private:
-  std::vector<uint8_t>* region(uint16_t id) {
+  std::vector<uint8_t>* region(uint32_t id) {
     const uint32_t local = pd3_region_local(id);
     if (pd3_region_server(id) != kServerId || local == 0 || local > regions_.size()) return nullptr;
     return &regions_[local - 1];
@@ -93,7 +93,7 @@ class FakeStore : public pd3::MemStore {
   pd3::MemStoreStats stats_;
 };
 
-uint16_t region(uint32_t local) { return pd3_region_id(kServerId, local); }
+uint32_t region(uint32_t local) { return pd3_region_id(kServerId, local); }
 
 // A server over a FakeStore on an ephemeral loopback port, with its log events collected.
 struct TestServer {
@@ -203,7 +203,7 @@ struct Client {
 // One request record a test sends.
 struct Rec {
   uint32_t op;
-  uint16_t region;
+  uint32_t region;
   uint32_t offset;
   uint32_t size;
   std::vector<uint8_t> data;  // WRITE data
@@ -222,7 +222,7 @@ void build_frame(uint64_t seq, const std::vector<Rec>& recs, std::vector<uint8_t
   b.begin(PD3_FRAME_REQUEST, seq);
   for (size_t i = 0; i < recs.size(); ++i) {
     const Rec& r = recs[i];
-    b.request(pd3_request{pd3_op_id(r.op, uint32_t(i)), r.region, r.offset, r.size}, r.data.data(),
+    b.request(pd3_make_request(pd3_op_id(r.op, uint32_t(i)), r.region, r.offset, r.size), r.data.data(),
               r.op == PD3_OP_WRITE ? r.size : 0);
   }
   b.finish();
@@ -262,11 +262,11 @@ std::vector<uint8_t> pattern(uint32_t n, uint32_t salt) {
   return v;
 }
 
-Rec write_rec(uint16_t reg, uint32_t off, std::vector<uint8_t> data) {
+Rec write_rec(uint32_t reg, uint32_t off, std::vector<uint8_t> data) {
   const uint32_t n = uint32_t(data.size());
   return Rec{PD3_OP_WRITE, reg, off, n, std::move(data)};
 }
-Rec read_rec(uint16_t reg, uint32_t off, uint32_t n) { return Rec{PD3_OP_READ, reg, off, n, {}}; }
+Rec read_rec(uint32_t reg, uint32_t off, uint32_t n) { return Rec{PD3_OP_READ, reg, off, n, {}}; }
 
 // A HELLO frame with an arbitrary version and token, as a foreign or newer client would send.
 std::vector<uint8_t> raw_hello(uint16_t version, std::string_view token) {
@@ -463,8 +463,8 @@ TEST(tcp_server_bad_record_framing_executes_nothing) {
     std::vector<uint8_t> f;
     pd3::FrameBuilder b(&f);
     b.begin(PD3_FRAME_REQUEST, 1);
-    b.request(pd3_request{pd3_op_id(PD3_OP_WRITE, 0), region(1), 0, 8}, pattern(8, 7).data(), 8);
-    const pd3_request h{pd3_op_id(PD3_OP_WRITE, 1), region(1), 8, 100};
+    b.request(pd3_make_request(pd3_op_id(PD3_OP_WRITE, 0), region(1), 0, 8), pattern(8, 7).data(), 8);
+    const pd3_request h = pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), region(1), 8, 100);
     b.raw(&h, sizeof h, 1);
     b.raw(pattern(50, 7).data(), 50, 0);
     b.finish();
@@ -779,7 +779,7 @@ TEST(tcp_server_stress_four_clients) {
     threads.emplace_back([&, t] {
       pd3test::Errors err{"stress"};
       pd3test::Rng rng(100 + t);
-      const uint16_t reg = region(t + 1);
+      const uint32_t reg = region(t + 1);
       std::vector<uint8_t> model(64u << 10, 0);
       // What each in-flight frame must be answered with, oldest first.
       struct Expected {
@@ -902,7 +902,7 @@ TEST(tcp_server_real_mem_store_round_trip_and_restart) {
     p.insert(p.end(), b.begin(), b.end());
     return p;
   }();
-  uint16_t reg = 0;
+  uint32_t reg = 0;
   {
     Client c;
     REQUIRE(c.connect(server->port()) == PD3_OK);
@@ -924,12 +924,12 @@ TEST(tcp_server_real_mem_store_round_trip_and_restart) {
     std::vector<uint8_t> frame;
     pd3::FrameBuilder b(&frame);
     b.begin(PD3_FRAME_REQUEST, 2);
-    b.request(pd3_request{pd3_op_id(PD3_OP_WRITE, 1), reg, 4096, uint32_t(page.size())}, page.data(),
+    b.request(pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), reg, 4096, uint32_t(page.size())), page.data(),
               uint32_t(page.size()));
-    b.request(pd3_request{pd3_op_id(PD3_OP_READ, 2), reg, 4096, uint32_t(page.size())}, nullptr, 0);
+    b.request(pd3_make_request(pd3_op_id(PD3_OP_READ, 2), reg, 4096, uint32_t(page.size())), nullptr, 0);
     b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 3), "user:1", 6, 64);
     b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 4), "user:9", 6, 64);
-    b.request(pd3_request{pd3_op_id(PD3_OP_READ, 5), reg, (1u << 20) - 1, 2}, nullptr, 0);
+    b.request(pd3_make_request(pd3_op_id(PD3_OP_READ, 5), reg, (1u << 20) - 1, 2), nullptr, 0);
     b.finish();
     REQUIRE(c.send(frame) == PD3_OK);
     Frame f;
@@ -964,8 +964,8 @@ TEST(tcp_server_real_mem_store_round_trip_and_restart) {
   pd3::FrameBuilder b(&frame);
   b.begin(PD3_FRAME_REQUEST, 4);
   b.prefetch(pd3_op_id(PD3_OP_PREFETCH, 1), "user:2", 6, 4096);
-  b.request(pd3_request{pd3_op_id(PD3_OP_CONTROL, 2), PD3_CTL_DEALLOCATE, reg, 0}, nullptr, 0);
-  b.request(pd3_request{pd3_op_id(PD3_OP_READ, 3), reg, 0, 8}, nullptr, 0);
+  b.request(pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 2), PD3_CTL_DEALLOCATE, reg, 0), nullptr, 0);
+  b.request(pd3_make_request(pd3_op_id(PD3_OP_READ, 3), reg, 0, 8), nullptr, 0);
   b.finish();
   REQUIRE(c.send(frame) == PD3_OK);
   Frame f;

@@ -88,17 +88,17 @@ pd3_completion complete(pd3_host* h, Issue&& issue, int ms = 5000) {
   return c;
 }
 
-int allocate(pd3_host* h, uint32_t bytes, uint16_t* region) {
+int allocate(pd3_host* h, uint32_t bytes, uint32_t* region) {
   const pd3_completion c = complete(h, [&] { return pd3_host_allocate(h, bytes, 1); });
   *region = c.region;
   return c.status;
 }
 
-int write(pd3_host* h, uint16_t region, uint32_t offset, const std::vector<uint8_t>& data) {
+int write(pd3_host* h, uint32_t region, uint32_t offset, const std::vector<uint8_t>& data) {
   return complete(h, [&] { return pd3_host_write(h, region, offset, data.data(), uint32_t(data.size()), 2); }).status;
 }
 
-int read(pd3_host* h, uint16_t region, uint32_t offset, uint32_t size, std::vector<uint8_t>* out) {
+int read(pd3_host* h, uint32_t region, uint32_t offset, uint32_t size, std::vector<uint8_t>* out) {
   out->assign(size, 0);
   return complete(h, [&] { return pd3_host_read(h, region, offset, size, out->data(), 3); }).status;
 }
@@ -181,7 +181,7 @@ TEST(engine_round_trip) {
   CHECK_EQ(servers[0].server_id, 3);
   CHECK_EQ(servers[0].capacity, 64ull << 20);
 
-  uint16_t region = 0;
+  uint32_t region = 0;
   REQUIRE(allocate(host.h, 8192, &region) == PD3_OK);
   CHECK_EQ(pd3_region_server(region), 3u);
   const std::vector<uint8_t> data = pattern(5000, 1);
@@ -225,8 +225,10 @@ TEST(engine_bad_options) {
   o.servers.clear();
   CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
   o = test_options(host.name, {server.get()});
-  o.servers.assign(17, server->endpoint());
+  // Placement's bound on servers per agent (not the server ids' 65,536).
+  o.servers.assign(pd3::kMaxPlacementServers + 1, server->endpoint());
   CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
+  CHECK(std::strstr(pd3_last_error(), "65 memory servers configured; 1 to 64") != nullptr);
   o = test_options(host.name, {server.get()});
   o.idle_sleep_us = 5000;  // the heartbeat could not beat every millisecond
   CHECK_EQ(pd3::TransferEngine::start(o, &engine), PD3_E_INVAL);
@@ -270,9 +272,9 @@ TEST(engine_two_servers_route_and_spread) {
 
   // Most free bytes first: 4 MiB vs 1 MiB → the big server four times, then a tie at 1 MiB each,
   // which goes to the first configured.
-  std::vector<uint16_t> regions;
+  std::vector<uint32_t> regions;
   for (int i = 0; i < 5; ++i) {
-    uint16_t r = 0;
+    uint32_t r = 0;
     REQUIRE(allocate(host.h, 768u << 10, &r) == PD3_OK);
     regions.push_back(r);
   }
@@ -296,7 +298,7 @@ TEST(engine_two_servers_route_and_spread) {
 
   // Neither has room for 1 MiB + 1 now: the big one is asked and refuses, the small one is not
   // worth a retry, and the host gets NOSPACE.
-  uint16_t r = 0;
+  uint32_t r = 0;
   const uint64_t small_mid = small->records.load(), big_mid = big->records.load();
   CHECK_EQ(allocate(host.h, (1u << 20) + 1, &r), PD3_E_NOSPACE);
   CHECK_EQ(big->records.load() - big_mid, 1u);
@@ -307,6 +309,58 @@ TEST(engine_two_servers_route_and_spread) {
   CHECK_EQ(write(host.h, pd3_region_id(9, 1), 0, pattern(8, 1)), PD3_E_BAD_REGION);
   CHECK_EQ(complete(host.h, [&] { return pd3_host_deallocate(host.h, pd3_region_id(7, 1), 0); }).status,
            PD3_E_BAD_REGION);
+}
+
+// Server ids past 15 (issue 13): 16 and 40000 look alike in 4 server bits (both 0), yet each
+// region routes back to the server that allocated it, and ids of servers nobody has are refused.
+TEST(engine_routes_server_ids_past_15) {
+  ScopedHost host("eng-wide");
+  REQUIRE(host.rc == PD3_OK);
+  auto low = fake(16, 4u << 20);
+  auto high = fake(40000, 8u << 20);
+  REQUIRE(low && high);
+  std::unique_ptr<pd3::TransferEngine> engine;
+  pd3::EngineOptions options = test_options(host.name, {low.get(), high.get()});
+  options.placement = pd3::PlacementPolicy::kMostFree;  // 8 MiB free first, then 4 MiB vs 2 MiB
+  REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
+  const auto states = engine->servers();
+  REQUIRE(states.size() == 2);
+  CHECK_EQ(states[0].server_id, 16);
+  CHECK_EQ(states[1].server_id, 40000);
+  uint32_t on_high = 0, on_low = 0;
+  REQUIRE(allocate(host.h, 6u << 20, &on_high) == PD3_OK);
+  REQUIRE(allocate(host.h, 1u << 20, &on_low) == PD3_OK);
+  CHECK_EQ(pd3_region_server(on_high), 40000u);
+  CHECK_EQ(pd3_region_server(on_low), 16u);
+  CHECK(on_high > 0x7FFFFFFFu);  // the top bit of the region id is in use
+
+  const uint64_t low_before = low->records.load(), high_before = high->records.load();
+  for (const uint32_t region : {on_high, on_low}) {
+    const auto data = pattern(3000, region);
+    CHECK_EQ(write(host.h, region, 4096, data), PD3_OK);
+    std::vector<uint8_t> got;
+    CHECK_EQ(read(host.h, region, 4096, 3000, &got), PD3_OK);
+    CHECK(got == data);
+  }
+  CHECK_EQ(low->records.load() - low_before, 2u);
+  CHECK_EQ(high->records.load() - high_before, 2u);
+
+  // A DEALLOCATE names the region in `offset`, all 32 bits: another server's id (40001, or 0 —
+  // what 4 server bits make of 16 and 40000) is BAD_REGION here, without reaching either server.
+  const auto deallocate = [&](uint32_t region) {
+    return complete(host.h, [&] { return pd3_host_deallocate(host.h, region, 0); }).status;
+  };
+  CHECK_EQ(deallocate(pd3_region_id(40001, pd3_region_local(on_high))), PD3_E_BAD_REGION);
+  CHECK_EQ(deallocate(pd3_region_id(0, pd3_region_local(on_low))), PD3_E_BAD_REGION);
+  CHECK_EQ(low->records.load() - low_before, 2u);
+  CHECK_EQ(high->records.load() - high_before, 2u);
+  // One of the right server but never allocated: that server's verdict.
+  CHECK_EQ(deallocate(pd3_region_id(40000, 999)), PD3_E_BAD_REGION);
+  CHECK_EQ(high->records.load() - high_before, 3u);
+  CHECK_EQ(deallocate(on_high), PD3_OK);
+  std::vector<uint8_t> got;
+  CHECK_EQ(read(host.h, on_high, 0, 8, &got), PD3_E_BAD_REGION);
+  CHECK_EQ(read(host.h, on_low, 4096, 8, &got), PD3_OK);
 }
 
 // An engine in front of a server that claims 8 MiB free but holds 1 MiB (the boaster, id 1) and an
@@ -324,7 +378,7 @@ struct BoasterPair {
     options.placement = pd3::PlacementPolicy::kMostFree;
     options.refraction_ms = refraction_ms;
     REQUIRE(pd3::TransferEngine::start(options, &engine) == PD3_OK);
-    uint16_t r = 0;
+    uint32_t r = 0;
     CHECK_EQ(allocate(host.h, 1536u << 10, &r), PD3_OK);
     CHECK_EQ(pd3_region_server(r), 2u);  // refused by the boaster, retried on the honest one
     CHECK_EQ(boaster->records.load(), 1u);
@@ -334,7 +388,7 @@ struct BoasterPair {
 
   // The server id a small allocation goes to now.
   uint32_t next_small() {
-    uint16_t r = 0;
+    uint32_t r = 0;
     CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
     return pd3_region_server(r);
   }
@@ -388,7 +442,7 @@ TEST(engine_server_killed_and_restarted) {
   o.placement = pd3::PlacementPolicy::kMostFree;  // one region on each server, deterministically
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t ra = 0, rb = 0;
+  uint32_t ra = 0, rb = 0;
   REQUIRE(allocate(host.h, 4096, &ra) == PD3_OK);  // equal free bytes: the first configured
   REQUIRE(allocate(host.h, 4096, &rb) == PD3_OK);  // then the one with more left
   REQUIRE(pd3_region_server(ra) == 1 && pd3_region_server(rb) == 2);
@@ -441,7 +495,7 @@ TEST(engine_pool_members_leave_return_and_join) {
   o.placement = pd3::PlacementPolicy::kMostFree;  // B, the freer, unless it is out of the pool
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t on_b = 0;
+  uint32_t on_b = 0;
   REQUIRE(allocate(host.h, 4096, &on_b) == PD3_OK);
   REQUIRE(pd3_region_server(on_b) == 2);
   const auto data = pattern(4096, 5);
@@ -452,7 +506,7 @@ TEST(engine_pool_members_leave_return_and_join) {
   CHECK(eventually([&] { return !engine->servers()[1].placeable; }));
   CHECK(engine->servers()[1].connected && engine->servers()[0].placeable);
   for (int i = 0; i < 10; ++i) {
-    uint16_t r = 0;
+    uint32_t r = 0;
     CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
     CHECK_EQ(pd3_region_server(r), 1u);
   }
@@ -460,7 +514,7 @@ TEST(engine_pool_members_leave_return_and_join) {
   CHECK_EQ(read(host.h, on_b, 0, 4096, &got), PD3_OK);
   CHECK(got == data);
   // A alone cannot hold 9 MiB, and B is not asked: the allocation fails rather than go there.
-  uint16_t big = 0;
+  uint32_t big = 0;
   CHECK_EQ(allocate(host.h, 9u << 20, &big), PD3_E_NOSPACE);
   // An endpoint the engine never served leaving is nothing to do; a bad one is refused.
   CHECK_EQ(engine->set_member(pd3::Endpoint{"127.0.0.1", 9}, false), PD3_OK);
@@ -469,7 +523,7 @@ TEST(engine_pool_members_leave_return_and_join) {
   // B comes back: placed again (the most free).
   CHECK_EQ(engine->set_member(b->endpoint(), true), PD3_OK);
   CHECK(eventually([&] { return engine->servers()[1].placeable; }));
-  uint16_t r = 0;
+  uint32_t r = 0;
   CHECK_EQ(allocate(host.h, 4096, &r), PD3_OK);
   CHECK_EQ(pd3_region_server(r), 2u);
 
@@ -503,7 +557,7 @@ TEST(engine_pool_member_takes_the_link_of_one_that_left) {
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {a.get()}), &engine) == PD3_OK);
   // Fill every link with loopback ports nothing listens on (refused at once, retried).
-  const size_t max_links = std::min<size_t>(PD3_MAX_SERVERS, 32);
+  const size_t max_links = pd3::kMaxPlacementServers;
   for (size_t i = 1; i < max_links; ++i) CHECK_EQ(engine->set_member(pd3::Endpoint{"127.0.0.1", uint16_t(i)}, true), PD3_OK);
   CHECK(eventually([&] { return engine->servers().size() == max_links; }));
   auto b = fake(2);
@@ -523,7 +577,7 @@ TEST(engine_pool_member_takes_the_link_of_one_that_left) {
   // Both real servers take regions.
   bool on[3] = {false, false, false};
   for (int i = 0; i < 40 && !(on[1] && on[2]); ++i) {
-    uint16_t r = 0;
+    uint32_t r = 0;
     REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
     const uint32_t id = pd3_region_server(r);
     if (id < 3) on[id] = true;
@@ -540,7 +594,7 @@ TEST(engine_mute_server_times_out) {
   o.request_timeout_ms = 300;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
   server->mute.store(true);  // accepts and reads, never answers
   std::vector<uint8_t> got;
@@ -569,7 +623,7 @@ TEST(engine_silent_server_never_connects) {
   const auto st = engine->servers();
   CHECK(!st[0].connected);
   CHECK(st[0].last_error.find("hello") != std::string::npos);
-  uint16_t r = 0;
+  uint32_t r = 0;
   CHECK_EQ(allocate(host.h, 4096, &r), PD3_E_UNAVAILABLE);
   server->silent.store(false);
   CHECK(eventually([&] { return engine->servers()[0].connected; }));
@@ -590,7 +644,7 @@ TEST(engine_wrong_token) {
   std::vector<pd3::LogEvent> seen;
   CHECK(has_event(*engine, pd3::LogLevel::kError, "server.auth", &seen));
   CHECK(eventually([&] { return server->refused.load() >= 3; }));  // at the reconnect pace
-  uint16_t r = 0;
+  uint32_t r = 0;
   CHECK_EQ(allocate(host.h, 4096, &r), PD3_E_UNAVAILABLE);
   CHECK_EQ(server->hellos.load(), 0u);
 }
@@ -602,7 +656,7 @@ TEST(engine_protocol_violation_drops_the_link) {
   REQUIRE(server);
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {server.get()}), &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
   server->corrupt_next.store(true);  // answers with the wrong batch number
   std::vector<uint8_t> got;
@@ -623,7 +677,7 @@ TEST(engine_fence) {
   o.request_timeout_ms = 5000;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
   pd3_control* c = host.control();
 
@@ -666,7 +720,7 @@ TEST(engine_host_view_and_loading_zone_maintenance) {
   }
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {server.get()}), &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
 
   const auto page = kv_records({{"k1", "v1"}, {"k2", "value-2"}, {"k3", "v3"}});
@@ -710,7 +764,7 @@ TEST(engine_response_ring_full) {
   REQUIRE(server);
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {server.get()}), &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 64 * 256, &r) == PD3_OK);
   const auto data = pattern(64 * 256, 5);
   REQUIRE(write(host.h, r, 0, data) == PD3_OK);
@@ -743,16 +797,26 @@ TEST(engine_corrupt_and_local_requests) {
   pd3_control* c = host.control();
   // Raw records straight into the ring (the host library would never write these).
   const uint8_t ten[10] = {};
-  const pd3_request torn{pd3_op_id(PD3_OP_WRITE, 1), pd3_region_id(1, 1), 0, 100};  // says 100, carries 10
+  const pd3_request torn = pd3_make_request(pd3_op_id(PD3_OP_WRITE, 1), pd3_region_id(1, 1), 0, 100);  // carries 10
   REQUIRE(pd3::request_ring(c).publish_record(&torn, sizeof torn, ten, sizeof ten, true) == PD3_OK);
-  const pd3_request prefetch{pd3_op_id(PD3_OP_PREFETCH, 2), 0, 0, 2};
+  const pd3_request prefetch = pd3_make_request(pd3_op_id(PD3_OP_PREFETCH, 2), 0, 0, 2);
   REQUIRE(pd3::publish_request(c, prefetch, "ab", 2) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_CONTROL, 3), PD3_CTL_STATS, 0, 0}, nullptr, 0) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_CONTROL, 4), 9, 0, 0}, nullptr, 0) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_CONTROL, 5), PD3_CTL_DEALLOCATE, 0x10000, 0}, nullptr, 0) == PD3_OK);
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_READ, 6), pd3_region_id(9, 1), 0, 8}, nullptr, 0) == PD3_OK);
+  const auto publish = [&](const pd3_request& r) { REQUIRE(pd3::publish_request(c, r, nullptr, 0) == PD3_OK); };
+  publish(pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 3), PD3_CTL_STATS, 0, 0));
+  publish(pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 4), 9, 0, 0));
+  // A region id of a server nobody announced (server 9), and one of the configured server's id
+  // plus 16 (which 4 server bits would have taken for server 1).
+  publish(pd3_make_request(pd3_op_id(PD3_OP_CONTROL, 5), PD3_CTL_DEALLOCATE, pd3_region_id(9, 1), 0));
+  publish(pd3_make_request(pd3_op_id(PD3_OP_READ, 6), pd3_region_id(17, 1), 0, 8));
   const uint32_t huge = uint32_t(c->resp_size);  // a response that could never fit the buffer
-  REQUIRE(pd3::publish_request(c, {pd3_op_id(PD3_OP_READ, 7), pd3_region_id(1, 1), 0, huge * 8}, nullptr, 0) == PD3_OK);
+  publish(pd3_make_request(pd3_op_id(PD3_OP_READ, 7), pd3_region_id(1, 1), 0, huge * 8));
+  // A nonzero reserved field: refused with PROTOCOL (a returned hint is refused without a reply).
+  pd3_request reserved = pd3_make_request(pd3_op_id(PD3_OP_READ, 8), pd3_region_id(1, 1), 0, 8);
+  reserved.reserved = 1;
+  publish(reserved);
+  pd3_request reserved_hint = pd3_make_request(pd3_op_id(PD3_OP_PREFETCH, 9), 1, 4096, 2);
+  reserved_hint.reserved = 1;
+  REQUIRE(pd3::publish_request(c, reserved_hint, "ab", 2) == PD3_OK);
 
   std::map<uint32_t, std::pair<int, std::string>> got;  // id → status, data
   CHECK(eventually([&] {
@@ -760,11 +824,12 @@ TEST(engine_corrupt_and_local_requests) {
       got[pd3_id_of(r.op_id)] = {ok ? -int(r.status) : PD3_E_CORRUPT,
                                  std::string(reinterpret_cast<const char*>(data), pd3_response_data_len(&r))};
     });
-    return got.size() == 6;
+    return got.size() == 7;
   }));
   CHECK_EQ(got[1].first, PD3_E_CORRUPT);
   CHECK(got.count(2) == 0);  // a PREFETCH from the host answers a hint: never a reply, refused here
-  CHECK_EQ(engine->stats().prefetch_hints_refused, 1u);
+  CHECK(got.count(9) == 0);
+  CHECK(eventually([&] { return engine->stats().prefetch_hints_refused == 2; }));
   CHECK_EQ(got[3].first, PD3_OK);
   CHECK(got[3].second.find("records=") != std::string::npos);
   CHECK(got[3].second.size() <= pd3::PD3_STATS_REPLY_MAX);
@@ -772,6 +837,7 @@ TEST(engine_corrupt_and_local_requests) {
   CHECK_EQ(got[5].first, PD3_E_BAD_REGION);
   CHECK_EQ(got[6].first, PD3_E_BAD_REGION);
   CHECK_EQ(got[7].first, PD3_E_TOO_BIG);
+  CHECK_EQ(got[8].first, PD3_E_PROTOCOL);
   CHECK_EQ(server->records.load(), 0u);  // nothing reached the server
   CHECK(eventually([&] { return engine->stats().errors >= 5; }));
 }
@@ -785,7 +851,7 @@ TEST(engine_batch_delay_never_strands_a_lone_request) {
   o.batch_delay_us = 3000;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
   std::vector<uint8_t> got;
   const auto t0 = Clock::now();
@@ -807,7 +873,7 @@ TEST(engine_stop_answers_what_it_holds) {
   REQUIRE(server);
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {server.get()}), &engine) == PD3_OK);
-  uint16_t r = 0;
+  uint32_t r = 0;
   REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
   server->mute.store(true);
   std::vector<uint8_t> dest(5 * 16);
@@ -826,14 +892,14 @@ namespace {
 
 // One host thread's random traffic against its own regions and model, up to `depth` in flight.
 // Returns the number of mismatches; `ops` requests complete (PD3_E_AGAIN is retried).
-uint64_t random_traffic(const std::string& segment, std::vector<uint16_t> regions, uint32_t region_bytes, int ops,
+uint64_t random_traffic(const std::string& segment, std::vector<uint32_t> regions, uint32_t region_bytes, int ops,
                         int depth, uint32_t max_io, uint64_t seed) {
   pd3test::Errors errors{"traffic"};
   pd3_host* h = nullptr;
   if (pd3_host_attach(segment.c_str(), &h) != PD3_OK) return 1;
   pd3test::Rng rng(seed);
-  std::map<uint16_t, std::vector<uint8_t>> model;
-  for (uint16_t r : regions) model[r].assign(region_bytes, 0);
+  std::map<uint32_t, std::vector<uint8_t>> model;
+  for (uint32_t r : regions) model[r].assign(region_bytes, 0);
   // Each request in flight: what a read must return (writes are applied to the model at issue:
   // one thread's requests to one region reach one server in order).
   struct Io {
@@ -846,7 +912,7 @@ uint64_t random_traffic(const std::string& segment, std::vector<uint16_t> region
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   while (completed < ops && Clock::now() < deadline) {
     while (issued < ops && int(inflight.size()) < depth) {
-      const uint16_t region = regions[rng.below(uint32_t(regions.size()))];
+      const uint32_t region = regions[rng.below(uint32_t(regions.size()))];
       const uint32_t size = 1 + rng.below(max_io);
       const uint32_t offset = rng.below(region_bytes - size + 1);
       Io io;
@@ -903,10 +969,10 @@ TEST(engine_many_threads_against_a_model) {
   REQUIRE(pd3::TransferEngine::start(test_options(host.name, {a.get(), b.get()}), &engine) == PD3_OK);
   constexpr int kThreads = 4;
   constexpr uint32_t kRegionBytes = 32 << 10;
-  std::vector<std::vector<uint16_t>> regions(kThreads);
+  std::vector<std::vector<uint32_t>> regions(kThreads);
   for (int t = 0; t < kThreads; ++t)
     for (int i = 0; i < 2; ++i) {
-      uint16_t r = 0;
+      uint32_t r = 0;
       REQUIRE(allocate(host.h, kRegionBytes, &r) == PD3_OK);
       regions[t].push_back(r);
     }
@@ -945,9 +1011,9 @@ TEST(engine_stress_pipelining_with_back_pressure) {
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
   constexpr uint32_t kRegionBytes = 16 << 10;
-  std::vector<uint16_t> regions;
+  std::vector<uint32_t> regions;
   for (int i = 0; i < 4; ++i) {
-    uint16_t r = 0;
+    uint32_t r = 0;
     REQUIRE(allocate(host.h, kRegionBytes, &r) == PD3_OK);
     regions.push_back(r);
   }
@@ -1027,8 +1093,8 @@ pd3::EngineOptions resp_prefetch_options(const std::string& segment, uint16_t se
 
 // Client GETs seen by the mirror backend become Loading Zone items the host takes; a client SET
 // makes the host the holder (no prefetch); a host flush makes the next prefetch carry the new value.
-void prefetch_scenario(const char* backend, const char* issuer = "agent") {
-  std::unique_ptr<pd3::TcpServer> server = real_memserver(2);
+void prefetch_scenario(const char* backend, const char* issuer = "agent", uint16_t server_id = 2) {
+  std::unique_ptr<pd3::TcpServer> server = real_memserver(server_id);
   REQUIRE(server);
   pd3test::DiscardApp app;
   ScopedHost host("eng-prefetch");
@@ -1041,7 +1107,7 @@ void prefetch_scenario(const char* backend, const char* issuer = "agent") {
   REQUIRE(!tee || engine->tee_port() != 0);
 
   // The host flushes two records to remote memory: the server indexes them.
-  uint16_t region = 0;
+  uint32_t region = 0;
   REQUIRE(allocate(host.h, 1 << 16, &region) == PD3_OK);
   REQUIRE(write(host.h, region, 0, kv_records({{"user:1", "alice-v1"}, {"user:2", "bob-v1"}})) == PD3_OK);
 
@@ -1102,6 +1168,12 @@ TEST(engine_prefetch_end_to_end_through_the_tee_proxy) { prefetch_scenario("tee"
 
 TEST(engine_prefetch_issued_by_the_host_after_a_hint) { prefetch_scenario("tee", "host"); }
 
+// The prefetcher names servers by link, not by id: a server id past 31 (its masks' width) works.
+TEST(engine_prefetch_from_server_id_40000) {
+  prefetch_scenario("tee", "agent", 40000);
+  prefetch_scenario("tee", "host", 40000);
+}
+
 // Issuer "host" when the host does not cooperate: a hint it never returns is given up after the
 // timeout (and the key can be prefetched again); a PREFETCH request that answers no hint is refused
 // without a reply; so is a returned hint whose key was changed.
@@ -1116,7 +1188,7 @@ TEST(engine_prefetch_hints_expire_and_bogus_host_prefetches_are_refused) {
   o.prefetch.hint_timeout_ms = 50;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
-  uint16_t region = 0;
+  uint32_t region = 0;
   REQUIRE(allocate(host.h, 1 << 16, &region) == PD3_OK);
   REQUIRE(write(host.h, region, 0, kv_records({{"k1", "v1"}})) == PD3_OK);
   const int client = pd3test::connect_loopback(engine->tee_port());
@@ -1138,7 +1210,7 @@ TEST(engine_prefetch_hints_expire_and_bogus_host_prefetches_are_refused) {
 
   // PREFETCH requests the agent never hinted, or with another key: refused, no reply, no item.
   auto raw_prefetch = [&](uint16_t id, uint16_t server_id, const std::string& key) {
-    const pd3_request r{pd3_op_id(PD3_OP_PREFETCH, id), server_id, 4096, uint32_t(key.size())};
+    const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_PREFETCH, id), server_id, 4096, uint32_t(key.size()));
     REQUIRE(pd3::publish_request(host.control(), r, key.data(), uint32_t(key.size())) == PD3_OK);
   };
   raw_prefetch(77, 1, "k1");

@@ -41,8 +41,8 @@ std::vector<uint8_t> valid_stream(std::mt19937_64& rng) {
       if (requests && op == PD3_OP_PREFETCH) {
         b.prefetch(pd3_op_id(op, i), payload.data(), uint16_t(len ? len : 1), uint32_t(rng()));
       } else if (requests) {
-        b.request({pd3_op_id(op, i), uint16_t(rng()), uint32_t(rng()), len}, payload.data(),
-                  op == PD3_OP_WRITE ? len : 0);
+        b.request(pd3_make_request(pd3_op_id(op, i), uint32_t(rng()), uint32_t(rng()), len),
+                  payload.data(), op == PD3_OP_WRITE ? len : 0);
       } else if (op == PD3_OP_PREFETCH) {
         b.prefetch_response(pd3_op_id(op, i), 0, payload.data(), uint16_t(len), len / 2, payload.data(), len / 2);
       } else {

@@ -106,24 +106,24 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     return Napi::Number::New(info.Env(), pd3_host_allocate(handle(info.Env()), u32_arg(info, 0, "bytes"), user_data(info, 1)));
   }
   Napi::Value Deallocate(const Napi::CallbackInfo& info) {
-    const uint32_t region = u32_arg(info, 0, "region", 0xFFFF);
-    return Napi::Number::New(info.Env(), pd3_host_deallocate(handle(info.Env()), uint16_t(region), user_data(info, 1)));
+    const uint32_t region = u32_arg(info, 0, "region");
+    return Napi::Number::New(info.Env(), pd3_host_deallocate(handle(info.Env()), region, user_data(info, 1)));
   }
   // read(region, offset, dest: Uint8Array, userData): dest.length bytes land in dest on completion.
   Napi::Value Read(const Napi::CallbackInfo& info) {
-    const uint32_t region = u32_arg(info, 0, "region", 0xFFFF);
+    const uint32_t region = u32_arg(info, 0, "region");
     const uint32_t offset = u32_arg(info, 1, "offset");
     const Bytes dest = bytes_arg(info, 2, "dest");
     if (dest.size > 0xFFFFFFFFull) throw Napi::RangeError::New(info.Env(), "read is larger than 4 GiB");
-    return Napi::Number::New(info.Env(), pd3_host_read(handle(info.Env()), uint16_t(region), offset,
+    return Napi::Number::New(info.Env(), pd3_host_read(handle(info.Env()), region, offset,
                                                        uint32_t(dest.size), dest.data, user_data(info, 3)));
   }
   Napi::Value Write(const Napi::CallbackInfo& info) {
-    const uint32_t region = u32_arg(info, 0, "region", 0xFFFF);
+    const uint32_t region = u32_arg(info, 0, "region");
     const uint32_t offset = u32_arg(info, 1, "offset");
     const Bytes src = bytes_arg(info, 2, "data");
     if (src.size > 0xFFFFFFFFull) throw Napi::RangeError::New(info.Env(), "write is larger than 4 GiB");
-    return Napi::Number::New(info.Env(), pd3_host_write(handle(info.Env()), uint16_t(region), offset, src.data,
+    return Napi::Number::New(info.Env(), pd3_host_write(handle(info.Env()), region, offset, src.data,
                                                         uint32_t(src.size), user_data(info, 3)));
   }
   // poll(out: Float64Array): fills [userData, status, size, id, op, region] per completion.

@@ -68,7 +68,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     const OptionReader opt{env, info[0].As<Napi::Object>()};
 
     pd3::MemStoreOptions store_options;
-    store_options.server_id = uint16_t(opt.integer("serverId", 0xFFFF, 0, true));
+    store_options.server_id = uint16_t(opt.integer("serverId", PD3_MAX_SERVERS - 1, 0, true));
     store_options.capacity = opt.integer("capacity", kMaxSafeInteger, 0);
     store_options.headroom = opt.number("headroom", store_options.headroom);
     store_options.data_dir = opt.string("dataDir", false);

@@ -64,6 +64,14 @@ Napi::Object constants(Napi::Env env) {
   num("SLOT_ALIGN", PD3_SLOT_ALIGN);
   num("SIZEOF_SLOT", sizeof(pd3_slot));
   num("SIZEOF_REQUEST", sizeof(pd3_request));
+  num("REQUEST_OP_ID", offsetof(pd3_request, op_id));
+  num("REQUEST_RESERVED", offsetof(pd3_request, reserved));
+  num("REQUEST_REGION", offsetof(pd3_request, region));
+  num("REQUEST_OFFSET", offsetof(pd3_request, offset));
+  num("REQUEST_SIZE", offsetof(pd3_request, size));
+  num("SIZEOF_ALLOC_REPLY", sizeof(pd3_alloc_reply));
+  num("ALLOC_REPLY_REGION", offsetof(pd3_alloc_reply, region));
+  num("ALLOC_REPLY_CAPACITY", offsetof(pd3_alloc_reply, capacity));
   num("SIZEOF_RESPONSE", sizeof(pd3_response));
   num("SIZEOF_LZ_RECORD", sizeof(pd3_lz_record));
   num("SIZEOF_LZ_DESC", sizeof(pd3_lz_desc));
@@ -97,6 +105,7 @@ Napi::Object constants(Napi::Env env) {
   num("REGION_SERVER_BITS", PD3_REGION_SERVER_BITS);
   num("REGION_LOCAL_BITS", PD3_REGION_LOCAL_BITS);
   num("MAX_SERVERS", PD3_MAX_SERVERS);
+  num("REGION_LOCAL_MAX", PD3_REGION_LOCAL_MAX);
   c.Set("SEGMENT_MAGIC", Napi::BigInt::New(env, uint64_t(PD3_SEGMENT_MAGIC)));
   c.Set("status", status_codes(env));
   c.Set("control", control_offsets(env));

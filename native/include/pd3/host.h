@@ -64,8 +64,7 @@ typedef struct pd3_completion {
   uint32_t size;      /* bytes accessed (READ: bytes copied into the caller's dest) */
   uint16_t id;        /* the 14-bit request id */
   uint16_t op;        /* PD3_OP_* */
-  uint16_t region;    /* ALLOCATE: the new region; otherwise the request's region */
-  uint16_t reserved;
+  uint32_t region;    /* ALLOCATE: the new region; otherwise the request's region */
 } pd3_completion;
 
 /* Creates and maps a new segment and returns the owning handle.
@@ -95,10 +94,10 @@ PD3_API void pd3_host_close(pd3_host* host);
  * at the next pd3_host_poll or pd3_host_wait of any handle of the segment.
  * pd3_host_read: `dest` must stay valid until the completion is polled. */
 PD3_API int pd3_host_allocate(pd3_host* host, uint32_t bytes, uint64_t user_data);
-PD3_API int pd3_host_deallocate(pd3_host* host, uint16_t region, uint64_t user_data);
-PD3_API int pd3_host_read(pd3_host* host, uint16_t region, uint32_t offset, uint32_t size, void* dest,
+PD3_API int pd3_host_deallocate(pd3_host* host, uint32_t region, uint64_t user_data);
+PD3_API int pd3_host_read(pd3_host* host, uint32_t region, uint32_t offset, uint32_t size, void* dest,
                   uint64_t user_data);
-PD3_API int pd3_host_write(pd3_host* host, uint16_t region, uint32_t offset, const void* src, uint32_t size,
+PD3_API int pd3_host_write(pd3_host* host, uint32_t region, uint32_t offset, const void* src, uint32_t size,
                    uint64_t user_data);
 
 /* Completes up to `max` requests of this handle. Never blocks.

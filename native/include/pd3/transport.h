@@ -10,7 +10,7 @@
  * response record with that status.
  *
  * Records inside frames are packed back to back, without padding:
- *   request  READ / WRITE / CONTROL: pd3_request (12 B), then `size` bytes of data for a WRITE
+ *   request  READ / WRITE / CONTROL: pd3_request (16 B), then `size` bytes of data for a WRITE
  *   request  PREFETCH:               pd3_prefetch_request (8 B), then the key
  *   response READ / WRITE / CONTROL: pd3_response (8 B), then pd3_response_data_len() bytes
  *   response PREFETCH:               pd3_prefetch_response (16 B), then the key, then `size` bytes
@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define PD3_TRANSPORT_MAGIC 0x54334450u /* "PD3T", little-endian */
-#define PD3_TRANSPORT_VERSION 1u
+#define PD3_TRANSPORT_VERSION 2u /* 2: 32-bit region ids (16-byte pd3_request, 8-byte pd3_alloc_reply) */
 
 /* Frame kinds. */
 #define PD3_FRAME_HELLO 1u       /* client → server: pd3_hello + token */
@@ -46,15 +46,17 @@ extern "C" {
 #define PD3_TOKEN_MAX 256u                /* auth token bytes */
 #define PD3_TENANT_MAX 64u                /* tenant name bytes: [A-Za-z0-9._-], empty = the default tenant */
 
-/* Global region ids: server:4 | local:12. Local 0 is never allocated, so region 0 is never valid. */
-#define PD3_REGION_SERVER_BITS 4u
-#define PD3_REGION_LOCAL_BITS 12u
+/* Global region ids: server:16 | local:16 in a uint32_t. Local 0 is never allocated, so region 0 is
+ * never valid. 16-bit server ids name up to 65,536 memory servers (pd3_hello_reply.server_id and
+ * pd3_prefetch_hint.server carry one), each with up to 65,535 regions. */
+#define PD3_REGION_SERVER_BITS 16u
+#define PD3_REGION_LOCAL_BITS 16u
 #define PD3_MAX_SERVERS (1u << PD3_REGION_SERVER_BITS)
 #define PD3_REGION_LOCAL_MAX ((1u << PD3_REGION_LOCAL_BITS) - 1u)
-static inline uint32_t pd3_region_server(uint16_t region) { return (uint32_t)region >> PD3_REGION_LOCAL_BITS; }
-static inline uint32_t pd3_region_local(uint16_t region) { return (uint32_t)region & PD3_REGION_LOCAL_MAX; }
-static inline uint16_t pd3_region_id(uint32_t server, uint32_t local) {
-  return (uint16_t)((server << PD3_REGION_LOCAL_BITS) | (local & PD3_REGION_LOCAL_MAX));
+static inline uint32_t pd3_region_server(uint32_t region) { return region >> PD3_REGION_LOCAL_BITS; }
+static inline uint32_t pd3_region_local(uint32_t region) { return region & PD3_REGION_LOCAL_MAX; }
+static inline uint32_t pd3_region_id(uint32_t server, uint32_t local) {
+  return ((server & (PD3_MAX_SERVERS - 1u)) << PD3_REGION_LOCAL_BITS) | (local & PD3_REGION_LOCAL_MAX);
 }
 
 #pragma pack(push, 1)

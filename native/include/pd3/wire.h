@@ -2,7 +2,8 @@
  *
  * Rings carry records inside "slots": a 16-byte framing header (pd3_slot) followed by the record.
  * Records follow the PD3 paper (§6.1, §6.2) with the deviations documented in docs/wire-formats.md:
- * responses carry a status, keys are variable-length, and the Loading Zone keeps each item's
+ * responses carry a status, keys are variable-length, the request header is 16 bytes instead of 12
+ * (32-bit region ids, see pd3/transport.h), and the Loading Zone keeps each item's
  * PRODUCED/CONSUMED state in a separate descriptor word (pd3_lz_desc) so that the consumers' CAS never
  * lands on bytes the producer may reuse for another item.
  */
@@ -35,7 +36,7 @@ static inline uint32_t pd3_id_of(uint16_t op_id) { return (uint32_t)op_id & PD3_
 
 /* CONTROL sub-operations, carried in pd3_request.region. */
 #define PD3_CTL_ALLOCATE 1u   /* size = bytes wanted; response data = pd3_alloc_reply */
-#define PD3_CTL_DEALLOCATE 2u /* offset = region id to release */
+#define PD3_CTL_DEALLOCATE 2u /* offset = region id to release (a full 32-bit region id) */
 #define PD3_CTL_STATS 3u      /* response data = implementation-defined text */
 
 /* ---- ring slot framing ------------------------------------------------------------------------- */
@@ -54,17 +55,32 @@ typedef struct pd3_slot {
   uint16_t reserved;
 } pd3_slot;
 
-/* ---- host request (paper §6.1: 12-byte header, write data follows) ----------------------------- */
+/* ---- host request (paper §6.1, widened to 16 bytes; write data follows) ------------------------ */
 
 #pragma pack(push, 1)
-/* A remote-memory request from the host: the paper's 12-byte header. */
+/* A remote-memory request from the host: the paper's 12-byte header with the region id widened to
+ * 32 bits (server:16 | local:16), which puts 2 reserved bytes after op_id so every field stays
+ * naturally aligned. Packed only so no compiler may pad it: the layout is already aligned. */
 typedef struct pd3_request {
-  uint16_t op_id;  /* op:2 + id:14 */
-  uint16_t region; /* region id, or the CONTROL sub-op */
-  uint32_t offset; /* byte offset in the region */
-  uint32_t size;   /* bytes to read or write; for WRITE the data follows */
+  uint16_t op_id;    /* op:2 + id:14 */
+  uint16_t reserved; /* 0; a request carrying anything else is refused with PD3_E_PROTOCOL */
+  uint32_t region;   /* region id, or the CONTROL sub-op */
+  uint32_t offset;   /* byte offset in the region; DEALLOCATE: the region id */
+  uint32_t size;     /* bytes to read or write; for WRITE the data follows */
 } pd3_request;
 #pragma pack(pop)
+
+/* A request header with `reserved` = 0. Build headers with it rather than with a positional
+ * initialiser, which would put the region into `reserved` (the field order of the 12-byte header). */
+static inline pd3_request pd3_make_request(uint16_t op_id, uint32_t region, uint32_t offset, uint32_t size) {
+  pd3_request r;
+  r.op_id = op_id;
+  r.reserved = 0;
+  r.region = region;
+  r.offset = offset;
+  r.size = size;
+  return r;
+}
 
 /* ---- host response (paper §6.1 plus a status) -------------------------------------------------- */
 
@@ -90,8 +106,7 @@ static inline uint32_t pd3_response_data_len(const pd3_response* r) {
 
 /* Data of a successful PD3_CTL_ALLOCATE response. */
 typedef struct pd3_alloc_reply {
-  uint16_t region;   /* the new region's id */
-  uint16_t reserved;
+  uint32_t region;   /* the new region's id */
   uint32_t capacity; /* bytes in the region */
 } pd3_alloc_reply;
 
@@ -111,8 +126,8 @@ typedef struct pd3_prefetch_request {
  * --prefetch-issuer host, the paper's §6.2 comparison path): a response-ring record whose
  * pd3_response has op PD3_OP_PREFETCH (the id is the agent's prefetch id, not a host request id),
  * status 0 and size = sizeof(pd3_prefetch_hint) + key_len; this struct, then the key, follow.
- * The host answers with a request-ring record pd3_request{op_id as received, region = server,
- * offset = max_size, size = key_len} + key, and gets no completion for it: the agent puts the
+ * The host answers with a request-ring record pd3_request{op_id as received, reserved = 0,
+ * region = server, offset = max_size, size = key_len} + key, and gets no completion for it: the agent puts the
  * answer into the Loading Zone as it does for its own prefetches. */
 typedef struct pd3_prefetch_hint {
   uint16_t server;   /* the memory server id to ask */
