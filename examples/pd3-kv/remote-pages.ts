@@ -1,7 +1,11 @@
 // remote-pages.ts — where flushed log pages live in remote memory: one region per `pagesPerRegion`
 // pages, allocated on first use, addressed through Pd3Host (direct to the memory servers, or
 // through the PD3 agent's rings).
-import { Pd3Error, type Pd3Host } from 'pd3/host';
+import { Pd3Error, type AllocatedRegion, type Pd3Host } from 'pd3/host';
+
+/** Where the region of index `index` comes from: a new allocation by default, or with a named log
+ *  the tenant's region of that name (found again after a restart). */
+export type RegionSource = (index: number, bytes: number) => Promise<AllocatedRegion & { created?: boolean }>;
 
 /** Log pages in remote memory. */
 export class RemotePages {
@@ -11,9 +15,14 @@ export class RemotePages {
   private readonly regions: number[] = []; // region id by region index; undefined until allocated
   private readonly allocating = new Map<number, Promise<void>>();
 
-  constructor(host: Pd3Host, pageSize: number, regionBytes: number) {
+  /** Regions of a named log that already existed (opened again, not created). */
+  regionsFound = 0;
+  private readonly source: RegionSource;
+
+  constructor(host: Pd3Host, pageSize: number, regionBytes: number, source?: RegionSource) {
     if (regionBytes % pageSize !== 0) throw new RangeError('the region size must be a multiple of the page size');
     this.host = host;
+    this.source = source ?? ((_index, bytes) => host.allocate(bytes));
     this.pageSize = pageSize;
     this.pagesPerRegion = regionBytes / pageSize;
   }
@@ -33,8 +42,9 @@ export class RemotePages {
     const index = Math.floor(page / this.pagesPerRegion);
     const pending = this.allocating.get(index);
     if (pending !== undefined) return pending;
-    const p = this.host.allocate(this.pagesPerRegion * this.pageSize).then(
-      ({ region }) => {
+    const p = this.source(index, this.pagesPerRegion * this.pageSize).then(
+      ({ region, created }) => {
+        if (created === false) this.regionsFound++;
         this.regions[index] = region;
       },
       (e: unknown) => {

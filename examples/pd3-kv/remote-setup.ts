@@ -2,14 +2,14 @@
 // or a segment for the PD3 agent), where flushed pages go, the flusher and the miss path.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pd3/cli';
-import { Pd3Host } from 'pd3/host';
+import { Pd3Host, type TenantSession } from 'pd3/host';
 import { usesAgent, type KvOptions } from './config.js';
 import { DirectMissPath } from './direct-miss-path.js';
 import { Flusher } from './flusher.js';
 import type { HybridLog } from './hybrid-log.js';
 import { LeapMissPath } from './leap-miss-path.js';
 import type { MissPath } from './miss-path.js';
-import { RemotePages } from './remote-pages.js';
+import { RemotePages, type RegionSource } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 import { ZoneMissPath } from './zone-miss-path.js';
 
@@ -21,8 +21,9 @@ export interface RemoteSide {
   readonly missPath: MissPath;
 }
 
-/** Builds the remote side of `o.mode` (not local) and hooks the flusher to the log. */
-export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger: Logger): RemoteSide {
+/** Builds the remote side of `o.mode` (not local) and hooks the flusher to the log. With a pool
+ *  session, the log's regions are the tenant's regions named LOGNAME.INDEX. */
+export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger: Logger, session: TenantSession | null): RemoteSide {
   const host = usesAgent(o.mode)
     ? Pd3Host.create({ name: o.segment!, loadingZoneBytes: o.loadingZoneBytes, fallback: 'fail' })
     : Pd3Host.create({
@@ -31,8 +32,22 @@ export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger
         directOnly: true,
         directServers: o.memservers,
         directToken: o.token,
+        ...(o.pool === undefined ? {} : { directTenant: o.pool.tenant }),
       });
-  const remote = new RemotePages(host, o.pageSize, o.regionSize);
+  const named: RegionSource | undefined =
+    session === null || o.pool === undefined
+      ? undefined
+      : async (index, bytes) => {
+          const region = await session.openRegion(host, `${o.pool!.logName}.${index}`, bytes);
+          if (!region.created) {
+            logger.info('log.region_found', `region ${index} of log ${o.pool!.logName} found again (from before a restart)`, {
+              index,
+              region: region.region,
+            });
+          }
+          return region;
+        };
+  const remote = new RemotePages(host, o.pageSize, o.regionSize, named);
   const flusher = new Flusher(log, remote, o.budget, stats, logger);
   log.listener = flusher;
   let missPath: MissPath;

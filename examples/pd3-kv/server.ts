@@ -5,6 +5,7 @@ import { formatEndpoint } from 'pd3/cli';
 import type { Logger } from 'pd3/cli';
 import { formatSize } from 'pd3/cli';
 import { packageVersion } from 'pd3/cli';
+import { TenantSession } from 'pd3/host';
 import { commandTable } from './command-table.js';
 import type { Command } from './command.js';
 import { REDIS_COMPAT_VERSION } from './commands-server.js';
@@ -59,11 +60,12 @@ class RunningKv implements KvServer, ServerView {
   constructor(
     private readonly options: KvOptions,
     private readonly logger: Logger,
+    private readonly session: TenantSession | null,
   ) {
     this.mode = options.mode;
     this.segment = usesAgent(options.mode) ? options.segment! : null;
     this.log = new HybridLog(options.pageSize);
-    this.remote = options.mode === 'local' ? null : setUpRemote(options, this.log, this.stats, logger);
+    this.remote = options.mode === 'local' ? null : setUpRemote(options, this.log, this.stats, logger, session);
     this.store = new KvStore(this.log, this.remote?.missPath ?? null, this.stats, options.indexInitialKeys, options.copyReadsToTail);
     this.executor = new Executor(this.store, this, this.commands, this.remote?.missPath ?? null, this.stats, logger);
     const maxBulkBytes = Math.max(2 ** 20, options.pageSize);
@@ -126,6 +128,7 @@ class RunningKv implements KvServer, ServerView {
       this.remote.flusher.close();
       this.remote.host.close();
     }
+    await this.session?.close();
   }
 
   private infoSections(): Map<string, InfoFields> {
@@ -147,6 +150,7 @@ class RunningKv implements KvServer, ServerView {
       ['flush_writes', s.flushWrites],
       ['flush_failures', s.flushFailures],
       ['remote_regions', this.remote?.remote.regionCount ?? 0],
+      ['remote_regions_found', this.remote?.remote.regionsFound ?? 0],
       ['index_keys', keys],
       ['index_slots', this.store.index.capacity],
       ['index_bytes', this.store.index.bytes],
@@ -199,7 +203,16 @@ class RunningKv implements KvServer, ServerView {
 
 /** Starts a pd3-kv server with checked options and logs its "ready" line. */
 export async function openKvServer(options: KvOptions, logger: Logger): Promise<KvServer> {
-  const kv = new RunningKv(options, logger);
+  const session =
+    options.pool === undefined
+      ? null
+      : await TenantSession.open({
+          endpoints: options.pool.endpoints,
+          prefix: options.pool.prefix,
+          tenant: options.pool.tenant,
+          leaseTtlS: options.pool.leaseTtlS,
+        });
+  const kv = new RunningKv(options, logger, session);
   try {
     await kv.listen();
   } catch (e) {
