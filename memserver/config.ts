@@ -7,7 +7,7 @@ import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
 import { poolOptions, POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
 import { MAX_SERVER_ID } from '../common/constants.js';
-import { choice, endpoint, endpointOrOff, fraction, integer, path, size, text } from '../cli/settings.js';
+import { choice, endpoint, endpointOrOff, fraction, integer, onOff, path, size, text } from '../cli/settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
 
@@ -42,8 +42,27 @@ export const MEMSERVER_SETTINGS = {
   }),
   headroom: fraction(0, 1, {
     flag: 'headroom',
-    help: 'without --capacity: the fraction of available memory left to the machine',
+    help: "the machine's share kept free: without --capacity, of available memory at start; with --give-back, of MemTotal while running",
     fallback: '0.15',
+  }),
+  giveBack: onOff({
+    flag: 'give-back',
+    help:
+      "with --data-dir: while MemAvailable is under the headroom's share of MemTotal, write the coldest " +
+      "regions to their files and drop them from memory (they are then served from the files)",
+    fallback: 'on',
+  }),
+  meminfo: path({
+    flag: 'meminfo',
+    arg: 'FILE',
+    help: 'where MemTotal and MemAvailable are read for --give-back (a container may provide its own)',
+    fallback: '/proc/meminfo',
+  }),
+  pressureCheckMs: integer(0, 3_600_000, {
+    flag: 'pressure-check-ms',
+    arg: 'MS',
+    help: 'how often memory pressure is checked for --give-back (0: never)',
+    fallback: '1000',
   }),
   dataDir: path({
     flag: 'data-dir',
@@ -118,6 +137,9 @@ export interface MemServerSettings {
   tokenFile?: string;
   capacity?: number | string;
   headroom?: number;
+  giveBack?: boolean;
+  meminfo?: string;
+  pressureCheckMs?: number;
   dataDir?: string;
   sync?: 'none' | 'batch';
   maxFrame?: number | string;
@@ -141,6 +163,12 @@ export interface MemServerOptions {
   /** Absent: what the machine can spare minus the headroom. */
   capacity?: number;
   headroom: number;
+  /** With a dataDir: give cold regions' memory back under memory pressure. */
+  giveBack: boolean;
+  /** Absent: /proc/meminfo. */
+  meminfo?: string;
+  /** Absent: every 1000 ms. */
+  pressureCheckMs?: number;
   /** Absent: regions in anonymous memory. */
   dataDir?: string;
   sync: 'none' | 'batch';
@@ -177,6 +205,9 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
     token: resolveToken(l.flags, l.file, l.fileLabel, env.PD3_TOKEN),
     capacity: v.capacity,
     headroom: v.headroom ?? 0.15,
+    giveBack: v.giveBack ?? true,
+    meminfo: v.meminfo,
+    pressureCheckMs: v.pressureCheckMs,
     dataDir: v.dataDir,
     sync: v.sync ?? 'batch',
     maxFrame: v.maxFrame,

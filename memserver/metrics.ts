@@ -55,6 +55,36 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     help: "Requests refused PD3_E_FORBIDDEN: they named another tenant's region.",
   },
   {
+    stat: 'given_back_bytes',
+    name: `${PREFIX}_given_back_bytes_total`,
+    type: 'counter',
+    help: 'Resident bytes of cold regions given back to the machine under memory pressure (--give-back).',
+  },
+  {
+    stat: 'given_back_regions',
+    name: `${PREFIX}_given_back_regions_total`,
+    type: 'counter',
+    help: 'Regions whose memory was given back (each time).',
+  },
+  {
+    stat: 'file_reads',
+    name: `${PREFIX}_file_reads_total`,
+    type: 'counter',
+    help: 'Reads of given-back regions that found part of their range only in the backing file.',
+  },
+  {
+    stat: 'file_read_bytes',
+    name: `${PREFIX}_file_read_bytes_total`,
+    type: 'counter',
+    help: 'Bytes of those reads that came from the file (page-granular).',
+  },
+  {
+    stat: 'pressure_events',
+    name: `${PREFIX}_pressure_events_total`,
+    type: 'counter',
+    help: 'Pressure checks that found MemAvailable under the headroom.',
+  },
+  {
     stat: 'tenants_reclaimed',
     name: `${PREFIX}_tenants_reclaimed_total`,
     type: 'counter',

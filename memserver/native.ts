@@ -20,6 +20,12 @@ export interface NativeMemServerOptions {
   capacity?: number;
   /** Fraction of available memory kept free when capacity is 0 (default 0.15). */
   headroom?: number;
+  /** 'on' (default) or 'off': give cold regions back under memory pressure (with a dataDir). */
+  giveBack?: 'on' | 'off';
+  /** Where MemTotal and MemAvailable are read (default /proc/meminfo). */
+  meminfo?: string;
+  /** How often memory pressure is checked (default 1000 ms; 0 never). */
+  pressureCheckMs?: number;
   /** Directory of per-region backing files and the index; absent = anonymous memory. */
   dataDir?: string;
   /** Durability of acknowledged writes with a dataDir (default 'batch'). */

@@ -37,7 +37,10 @@ function nativeOptions(o: MemServerOptions): NativeMemServerOptions {
     token: o.token,
     headroom: o.headroom,
     sync: o.sync,
+    giveBack: o.giveBack ? 'on' : 'off',
   };
+  if (o.meminfo !== undefined) out.meminfo = o.meminfo;
+  if (o.pressureCheckMs !== undefined) out.pressureCheckMs = o.pressureCheckMs;
   if (o.capacity !== undefined) out.capacity = o.capacity;
   if (o.dataDir !== undefined) out.dataDir = o.dataDir;
   if (o.maxFrame !== undefined) out.maxFrame = o.maxFrame;

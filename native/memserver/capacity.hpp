@@ -6,6 +6,10 @@
 
 namespace pd3 {
 
+// MemTotal and MemAvailable of a meminfo file (/proc/meminfo, or a stand-in a container or a
+// test provides). Returns false if the file or either line cannot be read.
+[[nodiscard]] bool read_meminfo(const char* path, uint64_t* total_bytes, uint64_t* available_bytes);
+
 // Bytes available for new allocations on this machine right now (MemAvailable of /proc/meminfo),
 // or 0 if it cannot be read.
 uint64_t machine_available_bytes();

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "pd3/status.h"
@@ -70,6 +71,31 @@ void Mapping::release() {
   data_ = nullptr;
   bytes_ = 0;
   file_backed_ = false;
+}
+
+uint64_t Mapping::resident_bytes(uint64_t lo, uint64_t hi) const {
+  if (data_ == nullptr || lo >= hi || lo >= bytes_) return 0;
+  if (hi > bytes_) hi = bytes_;
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  const uint64_t start = lo / page * page;
+  const uint64_t pages = (hi - start + page - 1) / page;
+  std::vector<unsigned char> vec(pages);
+  if (mincore(data_ + start, hi - start, vec.data()) != 0) return 0;
+  uint64_t resident = 0;
+  for (const unsigned char v : vec) resident += v & 1u;
+  return resident * page;
+}
+
+int Mapping::give_back(uint64_t* released) const {
+  *released = 0;
+  if (!file_backed_) return fail(PD3_E_INVAL, "anonymous memory has no file to give it back to");
+  if (data_ == nullptr) return PD3_OK;
+  if (msync(data_, bytes_, MS_SYNC) != 0) return fail(PD3_E_SYS, "msync before giving memory back: %s", strerror(errno));
+  const uint64_t before = resident_bytes(0, bytes_);
+  if (madvise(data_, bytes_, MADV_PAGEOUT) != 0) return fail(PD3_E_SYS, "madvise(MADV_PAGEOUT): %s", strerror(errno));
+  const uint64_t after = resident_bytes(0, bytes_);
+  *released = before > after ? before - after : 0;
+  return PD3_OK;
 }
 
 int Mapping::flush(uint64_t lo, uint64_t hi) const {

@@ -30,6 +30,14 @@ class Mapping {
   // Does nothing for anonymous memory or an empty range. Returns PD3_OK or PD3_E_SYS.
   int flush(uint64_t lo, uint64_t hi) const;
 
+  // Bytes of the pages overlapping [lo, hi) that are in memory now (mincore), page-granular.
+  uint64_t resident_bytes(uint64_t lo, uint64_t hi) const;
+  // Gives a file-backed mapping's memory back to the machine: writes every page back (msync),
+  // then has the kernel reclaim them (MADV_PAGEOUT); later accesses fault them in from the file.
+  // Sets *released to the resident bytes that went. Returns PD3_OK, PD3_E_INVAL (anonymous memory
+  // has no file to fall back on) or PD3_E_SYS.
+  [[nodiscard]] int give_back(uint64_t* released) const;
+
  private:
   void release();
   uint8_t* data_ = nullptr;

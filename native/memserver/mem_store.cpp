@@ -37,6 +37,7 @@ class Store final : public MemStore {
   void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) override;
   int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) override;
   std::vector<TenantUsage> tenant_usage() const override { return regions_.usage(); }
+  int relieve_pressure(PressureResult* result) override;
   int sync() override;
   MemStoreStats stats() const override;
   const RecordParser& record_parser() const override { return records_; }
@@ -69,6 +70,7 @@ class Store final : public MemStore {
   std::unique_ptr<KeyIndex> index_;
   RecordParser records_;
   MemStoreStats stats_;
+  uint64_t uses_ = 0;  // requests that touched a region: the clock of Region::last_use
 };
 
 int Store::open_parts() {
@@ -104,6 +106,31 @@ void Store::execute(const TransportRequest& req, const Tenant& tenant, FrameBuil
   }
 }
 
+int Store::relieve_pressure(PressureResult* result) {
+  *result = {};
+  if (dir_ == nullptr || !options_.give_back) return PD3_OK;
+  if (!read_meminfo(options_.meminfo_path.c_str(), &result->total_bytes, &result->available_bytes)) return PD3_OK;
+  const uint64_t floor = uint64_t(double(result->total_bytes) * options_.headroom);
+  if (result->available_bytes >= floor) return PD3_OK;
+  ++stats_.pressure_events;
+  result->wanted_bytes = floor - result->available_bytes;
+  for (Region* region : regions_.coldest_first()) {
+    if (result->released_bytes >= result->wanted_bytes) break;
+    uint64_t released = 0;
+    if (int rc = region->memory.give_back(&released); rc != PD3_OK) return rc;
+    if (released == 0) continue;  // nothing of it was in memory
+    region->given_back = true;
+    // Its dirty range was written by give_back's msync: nothing is pending for sync().
+    region->dirty_lo = UINT64_MAX;
+    region->dirty_hi = 0;
+    result->released_bytes += released;
+    ++result->regions;
+    ++stats_.given_back_regions;
+    stats_.given_back_bytes += released;
+  }
+  return PD3_OK;
+}
+
 Region* Store::owned_region(const TransportRequest& req, uint32_t id, const Tenant& tenant, FrameBuilder* out) {
   Region* region = regions_.find(id);
   if (region == nullptr) {
@@ -115,6 +142,7 @@ Region* Store::owned_region(const TransportRequest& req, uint32_t id, const Tena
     error(req, PD3_E_FORBIDDEN, out);
     return nullptr;
   }
+  region->last_use = ++uses_;
   return region;
 }
 
@@ -136,6 +164,13 @@ void Store::read(const TransportRequest& req, const Tenant& tenant, FrameBuilder
   ++stats_.reads;
   const Region* region = checked_range(req, tenant, out);
   if (region == nullptr) return;
+  if (region->given_back) {  // what of the range is not in memory comes from the file (page faults)
+    const uint64_t resident = region->memory.resident_bytes(req.offset, uint64_t(req.offset) + req.size);
+    if (resident < req.size) {
+      ++stats_.file_reads;
+      stats_.file_read_bytes += req.size - resident;
+    }
+  }
   out->response(req.op_id, PD3_OK, req.size, region->bytes() + req.offset, req.size);
   stats_.read_bytes += req.size;
 }
@@ -185,7 +220,7 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
   // as a record of exactly this key (they may have been overwritten, or the region freed or reused
   // since), in a region of this tenant (a salted hash may collide with another tenant's: never
   // answer with its bytes). The record is re-parsed alone, from its first byte to the region's end.
-  const Region* region = regions_.find(address_region(address));
+  Region* region = regions_.find(address_region(address));
   const uint32_t at = address_offset(address);
   pd3_record_key k;
   if (region == nullptr || region->tenant != tenant.name || at >= region->capacity ||
@@ -194,6 +229,7 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
     index_->erase(hash);
     return prefetch_miss(req, out);
   }
+  region->last_use = ++uses_;
   // value_len fits 32 bits: the value lies inside the region (checked for a plug-in's answer).
   const uint32_t value_len = uint32_t(k.value_len);
   if (value_len > req.size) {

@@ -26,7 +26,11 @@ enum class SyncMode : uint8_t {
 struct MemStoreOptions {
   uint16_t server_id = 0;         // any value (PD3_MAX_SERVERS is 2^16): top bits of every region id handed out
   uint64_t capacity = 0;          // bytes regions may take in total; 0 = what the machine can spare
-  double headroom = 0.15;         // with capacity 0: keep this fraction of available memory free (Dodo)
+  double headroom = 0.15;         // with capacity 0: keep this fraction of available memory free (Dodo);
+                                  // with a data_dir: give memory back while MemAvailable is below this
+                                  // fraction of MemTotal (relieve_pressure)
+  bool give_back = true;          // with a data_dir: relieve_pressure may give cold regions' memory back
+  std::string meminfo_path = "/proc/meminfo";  // where MemTotal and MemAvailable are read
   std::string data_dir;           // "": regions live in anonymous memory; else one file per region
   SyncMode sync = SyncMode::kBatch;
   uint64_t index_initial_keys = 1u << 20;  // initial index capacity; it grows by doubling
@@ -51,6 +55,19 @@ struct MemStoreStats {
   uint64_t tenant_refusals = 0;   // requests refused PD3_E_FORBIDDEN: a region of another tenant
   uint64_t tenants_reclaimed = 0; // reclaim_tenant calls that freed anything
   uint64_t reclaimed_regions = 0, reclaimed_bytes = 0;
+  uint64_t given_back_bytes = 0;   // resident bytes handed back to the machine under memory pressure
+  uint64_t given_back_regions = 0; // regions whose memory was given back (counted each time)
+  uint64_t file_reads = 0;         // reads that found part of their range only in the backing file
+  uint64_t file_read_bytes = 0;    // bytes of those reads that came from the file
+  uint64_t pressure_events = 0;    // relieve_pressure calls that found MemAvailable under the headroom
+};
+
+// What relieve_pressure found and did.
+struct PressureResult {
+  uint64_t total_bytes = 0, available_bytes = 0;  // the meminfo read (0 if it could not be read)
+  uint64_t wanted_bytes = 0;                      // how far MemAvailable was under the headroom
+  uint64_t released_bytes = 0;
+  uint64_t regions = 0;                           // regions given back
 };
 
 // What reclaim_tenant freed.
@@ -85,6 +102,13 @@ class MemStore {
   [[nodiscard]] virtual int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) = 0;
   // Regions and bytes per tenant.
   virtual std::vector<TenantUsage> tenant_usage() const = 0;
+
+  // Dodo's reclamation: when MemAvailable is below `headroom` of MemTotal, gives the memory of the
+  // coldest regions back to the machine (written to their files, then dropped from DRAM) until the
+  // shortfall is covered or none is left; they are then served from their files, slower but the
+  // same bytes. Only with a data_dir and give_back. Returns PD3_OK, or PD3_E_SYS from a region's
+  // msync/madvise (the regions done before it stay given back).
+  [[nodiscard]] virtual int relieve_pressure(PressureResult* result) { *result = {}; return 0; }
 
   // Makes every write executed since the last call durable per SyncMode (called once per frame,
   // before its response is sent). Returns PD3_OK or PD3_E_SYS.

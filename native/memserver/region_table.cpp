@@ -153,6 +153,14 @@ std::vector<uint32_t> RegionTable::regions_of(const std::string& tenant) const {
   return ids;
 }
 
+std::vector<Region*> RegionTable::coldest_first() const {
+  std::vector<Region*> out;
+  for (const auto& region : regions_)
+    if (region != nullptr) out.push_back(region.get());
+  std::sort(out.begin(), out.end(), [](const Region* a, const Region* b) { return a->last_use < b->last_use; });
+  return out;
+}
+
 std::vector<TenantUsage> RegionTable::usage() const {
   std::map<std::string, TenantUsage> by_tenant;
   for (const auto& region : regions_) {

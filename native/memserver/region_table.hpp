@@ -21,6 +21,8 @@ struct Region {
   uint32_t id = 0;        // global region id
   uint32_t capacity = 0;  // bytes, a multiple of RegionTable::kAlign
   std::string tenant;     // the owner: only its connections may touch the region ("" = default tenant)
+  uint64_t last_use = 0;  // the store's request count at its last access: smaller is colder
+  bool given_back = false;  // its memory was given back to the machine: reads may come from the file
   Mapping memory;         // exactly `capacity` bytes are used
   uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
   uint64_t dirty_hi = 0;
@@ -60,6 +62,8 @@ class RegionTable {
   std::vector<uint32_t> regions_of(const std::string& tenant) const;
   // Regions and bytes per tenant that owns any, in name order.
   std::vector<TenantUsage> usage() const;
+  // Every region, coldest (smallest last_use) first.
+  std::vector<Region*> coldest_first() const;
 
   // Records that [lo, hi) of `region` was written (kept only when the data directory is durable).
   void mark_written(Region* region, uint64_t lo, uint64_t hi);

@@ -267,6 +267,24 @@ void TcpServer::on_timers() {
     settle(it);
   }
   if (!listening_ && now >= accept_retry_ns_) set_listening(true);
+  check_pressure(now);
+}
+
+void TcpServer::check_pressure(uint64_t now) {
+  if (options_.pressure_check_ms == 0 || now < pressure_check_ns_) return;
+  pressure_check_ns_ = now + uint64_t(options_.pressure_check_ms) * 1'000'000;
+  PressureResult r;
+  const int rc = store_->relieve_pressure(&r);
+  if (rc != PD3_OK)
+    log_.log(LogLevel::kError, "store.give_back_failed", "giving memory back under pressure: %s", pd3_last_error());
+  if (r.regions != 0) {
+    log_.log(LogLevel::kInfo, "store.gave_back",
+             "MemAvailable %llu of %llu bytes, %llu under the headroom: gave %llu bytes of %llu cold regions back "
+             "(served from their files from now on)",
+             (unsigned long long)r.available_bytes, (unsigned long long)r.total_bytes, (unsigned long long)r.wanted_bytes,
+             (unsigned long long)r.released_bytes, (unsigned long long)r.regions);
+    store_runs_ = ~0ull;  // publish the store's counters
+  }
 }
 
 int TcpServer::next_timeout_ms() const {
@@ -276,6 +294,10 @@ int TcpServer::next_timeout_ms() const {
   if (!listening_) {
     const int retry = ms_until(accept_retry_ns_, now);
     ms = ms < 0 ? retry : std::min(ms, retry);
+  }
+  if (options_.pressure_check_ms != 0) {
+    const int check = ms_until(pressure_check_ns_, now);
+    ms = ms < 0 ? check : std::min(ms, check);
   }
   return ms;
 }

@@ -30,6 +30,7 @@ struct TcpServerOptions {
   uint64_t max_output_bytes = 64ull << 20;    // per connection: unsent responses before the
                                               // server stops reading from it (back-pressure)
   uint32_t hello_timeout_ms = 5000;           // a client silent this long after connecting is closed
+  uint32_t pressure_check_ms = 1000;          // how often MemStore::relieve_pressure runs; 0: never
 };
 
 // Counters and gauges of one server (a consistent snapshot: every field as of the same instant).
@@ -78,7 +79,7 @@ class TcpServer {
   // Thread-safe.
   void reclaim_tenant(const std::string& tenant);
   // Structured events. info: server.listen, server.stop, conn.open, conn.close, conn.tenant,
-  // tenant.reclaimed; error: tenant.reclaim_failed; warn: conn.refused
+  // tenant.reclaimed, store.gave_back; error: tenant.reclaim_failed, store.give_back_failed; warn: conn.refused
   // (bad hello, no hello in time, max_connections), conn.protocol_error,
   // store.record_parser_rejected (at most every 10 s); error: store.sync_failed,
   // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed.
@@ -98,6 +99,7 @@ class TcpServer {
   void set_listening(bool on);
   void publish();
   void run_commands();
+  void check_pressure(uint64_t now);
   void report_record_parser_rejects();
 
   TcpServerOptions options_;
@@ -128,6 +130,7 @@ class TcpServer {
   uint64_t store_runs_ = ~0ull;   // frames run (ok or not) when the store's counters were last read
   uint64_t rejects_logged_ = 0;   // record parser rejects as of the last store.record_parser_rejected
   uint64_t rejects_log_ns_ = 0;   // when that was logged
+  uint64_t pressure_check_ns_ = 0;  // when relieve_pressure runs next
   TcpServerStats live_;
   BatchHistogram live_histogram_{};
   ConnectionContext context_;

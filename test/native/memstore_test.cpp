@@ -1037,3 +1037,102 @@ TEST(memstore_region_file_names_with_tenants) {
                           "region-7@a b.pd3"})
     CHECK_EQ(RegionTable::parse_file_name(bad, &tenant), 0u);
 }
+
+// ---- giving memory back under pressure (docs/pool.md "Giving memory back") -------------------------
+
+namespace {
+void write_meminfo(const std::string& path, uint64_t total_kib, uint64_t available_kib) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fprintf(f, "MemTotal: %llu kB\nMemFree: 1 kB\nMemAvailable: %llu kB\n", (unsigned long long)total_kib,
+               (unsigned long long)available_kib);
+  std::fclose(f);
+}
+}  // namespace
+
+TEST(memstore_gives_cold_regions_back_under_pressure) {
+  TempDir dir, side;
+  const std::string meminfo = side.file("meminfo");
+  write_meminfo(meminfo, 1u << 20, 1u << 19);  // 1 GiB total, half available: no pressure at 15 %
+  MemStoreOptions o = options(64u << 20, dir.path);
+  o.meminfo_path = meminfo;
+  auto s = open_store(o);
+  constexpr uint32_t kBytes = 1u << 20;
+  const uint32_t cold = must_allocate(*s, kBytes), hot = must_allocate(*s, kBytes);
+  Bytes pattern(kBytes);
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint8_t(i * 7 + 3);
+  CHECK_EQ(write(*s, cold, 0, pattern), PD3_OK);
+  CHECK_EQ(write(*s, hot, 0, pattern), PD3_OK);
+  REQUIRE(s->sync() == PD3_OK);
+  CHECK_EQ(read(*s, hot, 0, 16).status, PD3_OK);  // hot is the more recently used
+
+  pd3::PressureResult r;
+  REQUIRE(s->relieve_pressure(&r) == PD3_OK);
+  CHECK_EQ(r.regions, 0u);
+  CHECK_EQ(r.total_bytes, uint64_t(1u << 30));
+
+  // 512 KiB short of the 15 % headroom: the coldest region alone covers it.
+  const uint64_t floor_kib = uint64_t(double(1u << 20) * 0.15);
+  write_meminfo(meminfo, 1u << 20, floor_kib - 512);
+  REQUIRE(s->relieve_pressure(&r) == PD3_OK);
+  CHECK(r.wanted_bytes >= 512u * 1024 && r.wanted_bytes < 513u * 1024);  // 15 % of MemTotal, in bytes
+  CHECK_EQ(r.regions, 1u);
+  CHECK(r.released_bytes >= 512u * 1024);
+  const pd3::MemStoreStats st = s->stats();
+  CHECK_EQ(st.given_back_regions, 1u);
+  CHECK_EQ(st.given_back_bytes, r.released_bytes);
+  CHECK_EQ(st.pressure_events, 1u);
+  // Served from the file now: the same bytes, and counted.
+  const Reply back = read(*s, cold, 0, kBytes);
+  CHECK_EQ(back.status, PD3_OK);
+  CHECK(back.data == pattern);
+  CHECK_EQ(s->stats().file_reads, 1u);
+  CHECK(s->stats().file_read_bytes >= 512u * 1024);
+  // The hot region was left alone: reading it touches no file.
+  CHECK_EQ(read(*s, hot, 0, kBytes).status, PD3_OK);
+  CHECK_EQ(s->stats().file_reads, 1u);
+  // Writes to a given-back region land, and survive a reopen.
+  CHECK_EQ(write(*s, cold, 4096, record("k", "after")), PD3_OK);
+  REQUIRE(s->sync() == PD3_OK);
+  s.reset();
+  auto again = open_store(o);
+  CHECK(as_string(prefetch(*again, "k").data) == "after");
+  CHECK(read(*again, cold, 0, 4096).data == Bytes(pattern.begin(), pattern.begin() + 4096));
+}
+
+TEST(memstore_give_back_needs_a_data_dir_and_a_meminfo) {
+  TempDir side;
+  const std::string meminfo = side.file("meminfo");
+  write_meminfo(meminfo, 1u << 20, 1);  // far under any headroom
+  MemStoreOptions o = options();
+  o.meminfo_path = meminfo;
+  auto anon = open_store(o);
+  must_allocate(*anon, 1u << 16);
+  pd3::PressureResult r;
+  REQUIRE(anon->relieve_pressure(&r) == PD3_OK);
+  CHECK_EQ(r.regions, 0u);  // anonymous memory has no file to fall back on
+  TempDir dir;
+  MemStoreOptions off = options(64u << 20, dir.path);
+  off.meminfo_path = meminfo;
+  off.give_back = false;
+  auto s = open_store(off);
+  REQUIRE(s->relieve_pressure(&r) == PD3_OK);
+  CHECK_EQ(r.total_bytes, 0u);  // not even read
+  // A meminfo that cannot be read, or lacks a line, changes nothing.
+  for (const char* text : {"", "MemTotal: 100 kB\n", "garbage\n"}) {
+    FILE* f = std::fopen(meminfo.c_str(), "w");
+    std::fputs(text, f);
+    std::fclose(f);
+    TempDir d2;
+    MemStoreOptions on = options(64u << 20, d2.path);
+    on.meminfo_path = meminfo;
+    auto t = open_store(on);
+    must_allocate(*t, 1u << 16);
+    REQUIRE(t->relieve_pressure(&r) == PD3_OK);
+    CHECK_EQ(r.regions, 0u);
+  }
+  o.meminfo_path = side.file("missing");
+  auto missing = open_store(o);
+  REQUIRE(missing->relieve_pressure(&r) == PD3_OK);
+  CHECK_EQ(r.regions, 0u);
+}

@@ -71,6 +71,8 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     store_options.server_id = uint16_t(opt.integer("serverId", PD3_MAX_SERVERS - 1, 0, true));
     store_options.capacity = opt.integer("capacity", kMaxSafeInteger, 0);
     store_options.headroom = opt.number("headroom", store_options.headroom);
+    store_options.give_back = opt.string("giveBack", false, "on") == "on";
+    store_options.meminfo_path = opt.string("meminfo", false, "/proc/meminfo");
     store_options.data_dir = opt.string("dataDir", false);
     const std::string sync = opt.string("sync", false, "batch");
     if (sync != "none" && sync != "batch") throw Napi::RangeError::New(env, "sync must be 'none' or 'batch'");
@@ -88,6 +90,8 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     server_options.max_frame = uint32_t(opt.integer("maxFrame", 0xFFFFFFFFull, server_options.max_frame));
     server_options.max_connections =
         uint32_t(opt.integer("maxConnections", 0xFFFFFFFFull, server_options.max_connections));
+    server_options.pressure_check_ms =
+        uint32_t(opt.integer("pressureCheckMs", 3600000, server_options.pressure_check_ms));
 
     std::unique_ptr<pd3::MemStore> store;
     if (const int rc = pd3::MemStore::open(store_options, &store)) throw_status(env, rc, "MemStore");
@@ -140,6 +144,11 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("tenants_reclaimed", s.store.tenants_reclaimed);
     set("reclaimed_regions", s.store.reclaimed_regions);
     set("reclaimed_bytes", s.store.reclaimed_bytes);
+    set("given_back_bytes", s.store.given_back_bytes);
+    set("given_back_regions", s.store.given_back_regions);
+    set("file_reads", s.store.file_reads);
+    set("file_read_bytes", s.store.file_read_bytes);
+    set("pressure_events", s.store.pressure_events);
     return o;
   }
 
