@@ -136,11 +136,11 @@ describe('pd3-memserver pool flags', () => {
   it('build the pool options from --etcd, with defaults', () => {
     const c = parseMemServerCommand(['--etcd', 'http://127.0.0.1:2379,https://e2:2379/'], { PD3_TOKEN: 't' });
     if (c.kind !== 'run') throw new Error(c.kind);
-    expect(c.options.pool).toEqual({ endpoints: ['http://127.0.0.1:2379', 'https://e2:2379'], prefix: '/pd3', leaseTtlS: 10 });
+    expect(c.options.pool).toEqual({ endpoints: ['http://127.0.0.1:2379', 'https://e2:2379'], prefix: '/pd3', leaseTtlS: 10, reclaimGraceS: 30 });
     const d = parseMemServerCommand(['--etcd', 'http://h:1', '--etcd-prefix', '/a/b', '--lease-ttl', '4', '--listen', '0.0.0.0:7400',
       '--advertise', 'm1.example:7400'], { PD3_TOKEN: 't' });
     if (d.kind !== 'run') throw new Error(d.kind);
-    expect(d.options.pool).toEqual({ endpoints: ['http://h:1'], prefix: '/a/b', leaseTtlS: 4, advertise: { host: 'm1.example', port: 7400 } });
+    expect(d.options.pool).toEqual({ endpoints: ['http://h:1'], prefix: '/a/b', leaseTtlS: 4, reclaimGraceS: 30, advertise: { host: 'm1.example', port: 7400 } });
     const none = parseMemServerCommand([], { PD3_TOKEN: 't' });
     if (none.kind !== 'run') throw new Error(none.kind);
     expect(none.options.pool).toBeUndefined();
