@@ -1,21 +1,27 @@
-// pool.ts — `npm run bench -- pool`: where new regions go in a pool of memory servers, by placement
-// policy (pd3-agent --placement): power of two choices against random and most-free-bytes, side
-// by side in one run. Real processes: 4 pd3-memserver, 3 pd3-agent (one per host segment), and one
-// client on the host CPUs allocating regions of mixed sizes through all three agents. One server
-// joins a third of the way in, another leaves (SIGKILL) two thirds in. The figure is the imbalance
-// of the servers still up at the end: max ÷ mean of the bytes allocated on them. Last line: one
-// JSON object. docs/benchmarks.md "pool".
+// pool.ts — `npm run bench -- pool`: the memory pool's figures, in three phases with real processes.
+// Placement: where new regions go, by placement policy (pd3-agent --placement): power of two
+// choices against random and most-free-bytes, side by side — 4 pd3-memserver, 3 pd3-agent (one per
+// host segment), and one client on the host CPUs allocating regions of mixed sizes through all
+// three agents; one server joins a third of the way in, another leaves (SIGKILL) two thirds in; the
+// figure is the imbalance of the servers still up at the end: max ÷ mean of the bytes allocated on
+// them. Tenants (bench/pool/tenants.ts): two tenants with the same keys over the same servers, read
+// at once through their agents' prefetching proxies; foreign values must be 0. Reclamation
+// (bench/pool/reclaim.ts): seconds from a tenant client's kill -9 until the servers have freed its
+// regions. Last line: one JSON object. docs/benchmarks.md "pool".
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
-import { applyLayoutOptions, checkLayoutOptions, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
+import { applyLayoutOptions, checkLayoutOptions, cpuList, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, stopAllDaemons, type Daemon } from '../examples/harness/processes.js';
+import { runReclaimPhase, type ReclaimPhase } from './pool/reclaim.js';
+import { runTenantPhase, type TenantPhase } from './pool/tenants.js';
 
 const USAGE = `usage: npm run bench -- pool [--quick] [--layout split|shared] [--host-cpus LIST]
-  --quick               one run of 240 allocations per policy instead of three of 1,200
+  --quick               one run of 240 allocations per policy instead of three of 1,200; 2,000 keys
+                        per tenant instead of 10,000; lease TTL 2 s and grace 3 s instead of 3 s and 5 s
 ${LAYOUT_USAGE}`;
 const args = parseBenchCommand('pool', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
@@ -36,6 +42,8 @@ const RUNS = quick ? 1 : 3;
 const JOINS = 3; // server id that starts a third of the way in
 const LEAVES = 1; // server id killed two thirds of the way in
 const AGENT_SETTLE_MS = 600; // agents retry a lost or absent server every 200 ms (--reconnect-ms)
+const TENANT_KEYS = quick ? 2000 : 10_000;
+const RECLAIM = quick ? { leaseTtlS: 2, graceS: 3, regions: 6 } : { leaseTtlS: 3, graceS: 5, regions: 12 };
 
 /** What one run gives. */
 interface Run {
@@ -114,9 +122,17 @@ function median(xs: number[]): number {
 
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
-console.log(`pool: ${SERVERS} memory servers of ${CAPACITY} (server ${JOINS} joins at 1/3, server ${LEAVES} leaves at 2/3), ` +
-  `${AGENTS} agents, ${ALLOCATIONS} allocations of 1/4/16 MiB (70/20/10%), ${RUNS} run(s) per policy`);
+console.log(`pool: placement — ${SERVERS} memory servers of ${CAPACITY} (server ${JOINS} joins at 1/3, server ${LEAVES} leaves at 2/3), ` +
+  `${AGENTS} agents, ${ALLOCATIONS} allocations of 1/4/16 MiB (70/20/10%), ${RUNS} run(s) per policy; ` +
+  `tenants — alpha and beta, ${TENANT_KEYS} keys each, 3 memory servers, an agent each (--tenant, tee proxy); ` +
+  `reclamation — etcd, 3 memory servers, one client killed -9 (lease TTL ${RECLAIM.leaseTtlS} s, grace ${RECLAIM.graceS} s)`);
+console.log(layout.name === 'split'
+  ? `processes: CPU ${cpuList(layout.hostCpus)} (the data system's side): the allocating client, the tenants' apps, the reclamation client; ` +
+    `CPU ${cpuList(layout.otherCpus)}: memory servers, agents, etcd, the RESP clients (in this driver) and this driver`
+  : 'processes: nothing pinned');
 const results = new Map<Policy, Run[]>(POLICIES.map((p) => [p, []]));
+let tenants: TenantPhase;
+let reclaim: ReclaimPhase | null;
 try {
   for (let run = 0; run < RUNS; ++run) {
     for (const policy of POLICIES) {
@@ -127,6 +143,10 @@ try {
         `alloc p50 ${r.p50Us.toFixed(0)} µs p99 ${r.p99Us.toFixed(0)} µs  unavailable ${r.unavailable} refused ${r.refused}`);
     }
   }
+  console.log(`tenants: alpha and beta write the same ${TENANT_KEYS} keys, then read them all at once through their agents`);
+  tenants = await runTenantPhase(TENANT_KEYS, console.log);
+  console.log('reclamation: a tenant client with named regions is killed -9');
+  reclaim = await runReclaimPhase(RECLAIM, console.log);
 } finally {
   await stopAllDaemons();
 }
@@ -145,6 +165,17 @@ console.log(JSON.stringify({
   imbalance_p2c: round(summary('p2c', (r) => r.imbalance)),
   imbalance_random: round(summary('random', (r) => r.imbalance)),
   imbalance_most_free: round(summary('most-free', (r) => r.imbalance)),
+  reclaim_s: reclaim === null ? null : round(reclaim.reclaimS, 2),
+  lease_ttl_s: RECLAIM.leaseTtlS,
+  grace_s: RECLAIM.graceS,
+  reclaimed_regions: reclaim?.reclaimedRegions ?? null,
+  tenant_keys: tenants.keys,
+  foreign_values: tenants.foreignValues,
+  wrong_values: tenants.wrongOrMissing,
+  zone_hit_ratio_tenants: round(Math.min(...Object.values(tenants.zoneHitRatio))),
+  tenant_prefetches: tenants.prefetches,
+  forbidden_reads: tenants.forbidden,
+  foreign_region_reads: tenants.probes,
   alloc_p50_us: round(summary('p2c', (r) => r.p50Us), 1),
   alloc_p99_us: round(summary('p2c', (r) => r.p99Us), 1),
 }));

@@ -143,6 +143,15 @@ export class TenantReaper {
   }
 
   private async reclaim(usage: TenantUsage, since: number, now: number): Promise<void> {
+    // The name records of the regions here go first: a region id is reused once freed, and a name
+    // left pointing at it could hand a returning client some other region of its tenant. If they
+    // cannot be deleted, nothing is freed now; the next pass tries again.
+    try {
+      await this.deleteNames(usage.tenant);
+    } catch (e) {
+      this.logger.warn('tenant.names_left', `tenant ${usage.tenant}: its region-name records could not be deleted (${(e as Error).message}); its regions stay until they can`, { tenant: usage.tenant });
+      return;
+    }
     this.absentSince.delete(usage.tenant);
     this.target.reclaimTenant(usage.tenant);
     this.reclaims++;
@@ -152,23 +161,22 @@ export class TenantReaper {
       regions: usage.regions,
       bytes: usage.bytes,
     });
-    // The name records of the regions freed here go too, so a returning client creates new ones.
-    try {
-      const folder = regionNamesPrefix(this.pool.prefix, usage.tenant);
-      const records = await this.client.getAll().prefix(folder).strings();
-      for (const [key, text] of Object.entries(records)) {
-        let region: number;
-        try {
-          region = parseRegionNameRecord(key, text).region;
-        } catch (e) {
-          if (!(e instanceof PoolRecordError)) throw e;
-          this.logger.warn('pool.bad_record', `skipped a malformed region-name record: ${e.message}`, { key });
-          continue;
-        }
-        if (this.target.ownsRegion(region)) await this.client.delete().key(key).exec();
+  }
+
+  // Deletes the tenant's region-name records that point at regions of this server.
+  private async deleteNames(tenant: string): Promise<void> {
+    const folder = regionNamesPrefix(this.pool.prefix, tenant);
+    const records = await this.client.getAll().prefix(folder).strings();
+    for (const [key, text] of Object.entries(records)) {
+      let region: number;
+      try {
+        region = parseRegionNameRecord(key, text).region;
+      } catch (e) {
+        if (!(e instanceof PoolRecordError)) throw e;
+        this.logger.warn('pool.bad_record', `skipped a malformed region-name record: ${e.message}`, { key });
+        continue;
       }
-    } catch (e) {
-      this.logger.warn('tenant.names_left', `tenant ${usage.tenant}: could not delete its region-name records (${(e as Error).message}); a client opening them finds the regions gone and makes new ones`);
+      if (this.target.ownsRegion(region)) await this.client.delete().key(key).exec();
     }
   }
 }

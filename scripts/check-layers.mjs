@@ -25,7 +25,9 @@ export const LAYER_RULES = {
 export const PACKAGE_RULES = {
   common: [],
   workloads: [],
-  host: [],
+  // etcd3 only by the dynamic import in TenantSession.open (host/tenant-session.ts): an app that
+  // never joins a pool as a tenant never loads it.
+  host: ['etcd3'],
   parsers: ['protobufjs'],
   cli: [],
   dpu: ['etcd3'],

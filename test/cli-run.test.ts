@@ -260,13 +260,15 @@ function hello(port: number, token: string): Promise<{ status: number; serverId:
       reject(new Error('no HELLO_REPLY within 5 s'));
     }, 5000);
     const tok = Buffer.from(token);
-    const frame = Buffer.alloc(24 + 8 + tok.length);
+    // pd3_hello after the 24-byte frame header: magic u32, version u16, token_len u16, tenant_len u16,
+    // reserved u16, then the token (and no tenant name: the default tenant).
+    const frame = Buffer.alloc(24 + 12 + tok.length);
     frame.writeUInt32LE(frame.length, 0); // length
     frame.writeUInt16LE(1, 4); // PD3_FRAME_HELLO
     frame.writeUInt32LE(0x54334450, 24); // PD3_TRANSPORT_MAGIC
     frame.writeUInt16LE(C.TRANSPORT_VERSION, 28);
     frame.writeUInt16LE(tok.length, 30);
-    tok.copy(frame, 32);
+    tok.copy(frame, 36);
     let got = Buffer.alloc(0);
     socket.on('connect', () => socket.write(frame));
     socket.on('data', (d) => {

@@ -3,23 +3,10 @@
 // that names the program and the Debian package bringing it. `npm test` (scripts/test.mjs) collects
 // those lines into its summary; with PD3_REQUIRE_OPTIONAL=1 (set by .ci/run, which installs every
 // package) a missing program fails the test file instead, so CI never skips silently.
-import { accessSync, appendFileSync, constants, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { appendFileSync } from 'node:fs';
+import { findOnPath } from '../dist/examples/harness/on-path.js';
 
-/** The absolute path of an executable `name` on PATH, or null. */
-export function findOnPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here; keep looking
-    }
-  }
-  return null;
-}
+export { findOnPath };
 
 /** What an optional program is for, to name it when it is missing. */
 export interface OptionalProgram {

@@ -133,17 +133,20 @@ export interface MemserverSpec {
   port?: number;
   capacity?: string;
   dataDir?: string;
+  /** Serve metrics on a free loopback port (its address is then in `metrics`); default off. */
+  metrics?: boolean;
   extra?: string[];
 }
 
-/** Starts pd3-memserver on loopback; resolves with the daemon and its port. */
-export async function startMemserver(spec: MemserverSpec): Promise<Daemon & { port: number }> {
+/** Starts pd3-memserver on loopback; resolves with the daemon, its port and its metrics address
+ *  ('' unless `spec.metrics`). */
+export async function startMemserver(spec: MemserverSpec): Promise<Daemon & { port: number; metrics: string }> {
   const args = ['--listen', `127.0.0.1:${spec.port ?? 0}`, '--server-id', String(spec.serverId ?? 0),
-    '--capacity', spec.capacity ?? '1G', '--metrics', 'off', '--log-level', 'info'];
+    '--capacity', spec.capacity ?? '1G', '--metrics', spec.metrics ? '127.0.0.1:0' : 'off', '--log-level', 'info'];
   if (spec.dataDir) args.push('--data-dir', spec.dataDir);
   args.push(...(spec.extra ?? []));
   const d = await startDaemon(MEMSERVER_CLI, args, spec.token);
-  return Object.assign(d, { port: Number(d.ready.port) });
+  return Object.assign(d, { port: Number(d.ready.port), metrics: spec.metrics ? String(d.ready.metrics) : '' });
 }
 
 /** Starts pd3-agent for `segment`; resolves once it is serving. */
