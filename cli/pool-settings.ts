@@ -30,8 +30,7 @@ export function tenantName(t: SettingText): Setting<string> {
   };
 }
 
-/** Every etcd call a deployable makes gives up after this long, so a dead endpoint never stalls it. */
-export const ETCD_CALL_DEADLINE_MS = 3000;
+export { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
 
 /** The pool's settings, by config key. */
 export const POOL_SETTINGS = {

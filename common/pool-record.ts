@@ -3,6 +3,9 @@
 // reached through the npm etcd3 client), so this file is their one definition. docs/pool.md.
 import { MAX_SERVER_ID } from './constants.js';
 
+/** Every etcd call a deployable makes gives up after this long, so a dead endpoint never stalls it. */
+export const ETCD_CALL_DEADLINE_MS = 3000;
+
 /** Version of the membership record this code writes; a reader skips any other. */
 export const MEMBER_RECORD_VERSION = 1;
 

@@ -8,7 +8,7 @@ import type { Logger } from '../cli/logger.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import { ETCD_CALL_DEADLINE_MS, type PoolOptions } from '../cli/pool-settings.js';
 import { memberIdOfKey, membersPrefix, type MemberRecord } from '../common/pool-record.js';
-import { listPoolMembers, readMember, type PoolSnapshot } from './pool-members.js';
+import { listPoolMembers, readMember, type PoolSnapshot } from '../common/pool-members.js';
 import { PoolView, type MemberChange, type MemberSink } from './pool-view.js';
 
 /** First wait before listing again after etcd failed; doubles up to RETRY_MAX_MS. */

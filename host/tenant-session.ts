@@ -36,9 +36,6 @@ export interface NamedRegion extends AllocatedRegion {
   created: boolean;
 }
 
-/** Every etcd call gives up after this long (cli/pool-settings.ts ETCD_CALL_DEADLINE_MS). */
-const ETCD_DEADLINE_MS = 3000;
-
 /** A tenant's lease in the pool, held from open() to close(). */
 export class TenantSession {
   /** Times the lease was lost (etcd out of reach longer than its TTL) and taken again. */
@@ -67,12 +64,8 @@ export class TenantSession {
     };
     if (!Number.isInteger(full.leaseTtlS) || full.leaseTtlS < 2) throw new RangeError('leaseTtlS must be a whole number ≥ 2');
     // Loaded only here: an app that never joins a pool never loads the etcd client.
-    const { Etcd3 } = await import('etcd3');
-    const client = new Etcd3({
-      hosts: full.endpoints,
-      dialTimeout: ETCD_DEADLINE_MS,
-      defaultCallOptions: () => ({ deadline: Date.now() + ETCD_DEADLINE_MS }),
-    });
+    const { openEtcd } = await import('../common/etcd-client.js');
+    const client = openEtcd(full.endpoints);
     try {
       const session = new TenantSession(client, full, client.lease(full.leaseTtlS));
       await session.register();

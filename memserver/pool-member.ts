@@ -2,7 +2,8 @@
 // its own, refreshed every third of the lease's TTL with its free and harvestable bytes. While etcd
 // is unreachable the server goes on serving and keeps retrying; when the lease is lost (etcd was
 // gone longer than the TTL) it takes a new one and registers again. docs/pool.md.
-import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import { EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
+import { openEtcd } from '../common/etcd-client.js';
 import type { Logger } from '../cli/logger.js';
 import { ETCD_CALL_DEADLINE_MS } from '../cli/pool-settings.js';
 import type { MetricFamily } from '../cli/metrics.js';
@@ -64,11 +65,7 @@ export class PoolMember {
     private readonly logger: Logger,
   ) {
     this.key = memberKey(options.prefix, options.serverId);
-    this.client = new Etcd3({
-      hosts: options.endpoints,
-      dialTimeout: ETCD_CALL_DEADLINE_MS,
-      defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
-    });
+    this.client = openEtcd(options.endpoints);
   }
 
   /** Starts joining: resolves after the first attempt, registered or not (the server serves either

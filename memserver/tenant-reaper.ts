@@ -3,10 +3,11 @@
 // period loses its regions here (memory, backing files, index entries) and the name records that
 // point at them. While etcd cannot be read nothing is reclaimed, and the grace starts over once it
 // can: the server never frees data on the strength of a view it could not refresh. docs/pool.md.
-import { Etcd3 } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
+import { openEtcd } from '../common/etcd-client.js';
 import type { Logger } from '../cli/logger.js';
 import type { MetricFamily } from '../cli/metrics.js';
-import { ETCD_CALL_DEADLINE_MS, type PoolOptions } from '../cli/pool-settings.js';
+import type { PoolOptions } from '../cli/pool-settings.js';
 import { parseRegionNameRecord, regionNamesPrefix, tenantOfLeaseKey, tenantsPrefix } from '../common/tenant-record.js';
 import { PoolRecordError } from '../common/pool-record.js';
 import type { TenantUsage } from './native.js';
@@ -43,11 +44,7 @@ export class TenantReaper {
     private readonly target: ReclaimTarget,
     private readonly logger: Logger,
   ) {
-    this.client = new Etcd3({
-      hosts: pool.endpoints,
-      dialTimeout: ETCD_CALL_DEADLINE_MS,
-      defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
-    });
+    this.client = openEtcd(pool.endpoints);
   }
 
   /** Starts the periodic check. */

@@ -10,7 +10,7 @@ import { Etcd3 } from 'etcd3';
 import { Logger } from '../dist/cli/logger.js';
 import { regionNameKey } from '../dist/common/tenant-record.js';
 import { agentOptions } from '../dist/dpu/agent-config.js';
-import { constants, Pd3Host, TenantSession } from '../dist/host/index.js';
+import { constants, Pd3Host, poolServers, TenantSession } from '../dist/host/index.js';
 import { MemServer, memServerOptions, tenantCredential } from '../dist/memserver/index.js';
 import { uniqueName } from './helpers.js';
 import { EtcdServer, findEtcd } from './etcd-server.js';
@@ -211,6 +211,24 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
     // The default tenant holds no lease and loses nothing.
     expect((await owner.read(kept.region, 0, 8)).length).toBe(8);
   }, 40_000);
+
+  it('a direct-mode host takes its servers from the pool, and skips a malformed record', async () => {
+    const prefix = freshPrefix();
+    const a = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 3 });
+    const b = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 9 });
+    await kv.put(`${prefix}/members/12`).value('{"v":1,"serverId":"twelve"}');
+    const skipped: string[] = [];
+    const servers = await poolServers({ endpoints: [etcd.url], prefix, onBadRecord: (key) => skipped.push(key) });
+    expect(servers).toEqual([`127.0.0.1:${a.server.port}`, `127.0.0.1:${b.server.port}`]);
+    expect(skipped).toEqual([`${prefix}/members/12`]);
+    const host = Pd3Host.create({ name: uniqueName('pool-direct'), directOnly: true, directServers: servers, directToken: SECRET });
+    cleanup.push(() => host.close());
+    const ids = new Set<number>();
+    for (let i = 0; i < 16; i++) ids.add((await host.allocate(4096)).region >>> constants.REGION_LOCAL_BITS);
+    expect(ids).toEqual(new Set([3, 9]));
+    await expect(poolServers({ endpoints: [etcd.url], prefix: `${prefix}-empty` })).rejects.toThrow(/no memory server is registered/);
+    await expect(poolServers({ endpoints: ['http://127.0.0.1:1'], prefix })).rejects.toThrow(/cannot read the pool/);
+  }, 20_000);
 
   it('an etcd kill and restart under load loses no acknowledged write, and reclaims nothing while etcd is away', async () => {
     // Its own etcd, since this test kills it.

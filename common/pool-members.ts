@@ -1,10 +1,14 @@
 // pool-members.ts — the memory servers registered in the pool's etcd, listed at one revision: what
-// an agent started with --etcd serves first, and what it re-reads after etcd was out of reach. A
-// malformed record is skipped with a log line, never half-read. docs/pool.md.
+// an agent started with --etcd serves first and re-reads after etcd was out of reach, and where a
+// direct-mode host finds its servers. A malformed record is skipped with a log line, never
+// half-read. docs/pool.md.
 import type { Etcd3 } from 'etcd3';
-import type { Logger } from '../cli/logger.js';
-import { ETCD_CALL_DEADLINE_MS } from '../cli/pool-settings.js';
-import { membersPrefix, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
+import { ETCD_CALL_DEADLINE_MS, membersPrefix, parseMemberRecord, PoolRecordError, type MemberRecord } from './pool-record.js';
+
+/** Where a skipped record is reported (a Logger fits). */
+export interface BadRecordLog {
+  warn(event: string, message: string, fields: { key: string }): void;
+}
 
 /** The members registered at one etcd revision. */
 export interface PoolSnapshot {
@@ -16,7 +20,7 @@ export interface PoolSnapshot {
 
 /** The members registered under `prefix` now. Rejects with etcd's error when it cannot be read
  *  within ETCD_CALL_DEADLINE_MS. `onBad` hears of each malformed record skipped. */
-export async function listPoolMembers(client: Etcd3, prefix: string, logger: Logger, onBad: () => void = () => {}): Promise<PoolSnapshot> {
+export async function listPoolMembers(client: Etcd3, prefix: string, logger: BadRecordLog, onBad: () => void = () => {}): Promise<PoolSnapshot> {
   const reply = await client.getAll().prefix(membersPrefix(prefix)).options({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }).exec();
   const members: MemberRecord[] = [];
   for (const kv of reply.kvs) {
@@ -28,7 +32,7 @@ export async function listPoolMembers(client: Etcd3, prefix: string, logger: Log
 }
 
 /** The record at `key`, or null when it is malformed (logged as pool.bad_record). */
-export function readMember(prefix: string, key: string, text: string, logger: Logger): MemberRecord | null {
+export function readMember(prefix: string, key: string, text: string, logger: BadRecordLog): MemberRecord | null {
   try {
     return parseMemberRecord(prefix, key, text);
   } catch (e) {
