@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants as C, Pd3Error, Pd3Host, type Pd3HostOptions } from '../dist/host/index.js';
+import { Pd3Error, Pd3Host, type Pd3HostOptions } from '../dist/host/index.js';
 import {
   AGENT_CLI,
   MEMSERVER_CLI,
@@ -20,14 +20,7 @@ import { uniqueName } from './helpers.js';
 export { Rand, randomModelRun } from './workers/model-run.mjs';
 
 /** One key/value record in the built-in format (pd3/record.h), layout from the C header. */
-export function kvRecord(key: string, value: string): Buffer {
-  const k = Buffer.from(key);
-  const v = Buffer.from(value);
-  const h = Buffer.alloc(C.SIZEOF_KV_HEADER);
-  h.writeUInt32LE(k.length, C.KV_KEY_LEN);
-  h.writeUInt32LE(v.length, C.KV_VALUE_LEN);
-  return Buffer.concat([h, k, v]);
-}
+export { kvRecord } from '../dist/examples/harness/tenant-records.js';
 
 /** Everything one test started, torn down in reverse order whatever happened (afterEach). */
 export class Rig {

@@ -9,6 +9,7 @@ import Redis from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { resp } from '../dist/parsers/index.js';
+import { parseCommands } from '../dist/examples/harness/tenant-kv-app.js';
 import { Rig, kvRecord, metric, sleep, waitUntil } from './integration-helpers.js';
 
 const rig = new Rig();
@@ -54,36 +55,11 @@ class KvApp {
       pending = Buffer.concat([pending, chunk]);
       busy = busy.then(async () => {
         await sleep(this.delayMs);
-        const parsed = this.parseCommands(pending);
+        const parsed = parseCommands(pending);
         pending = pending.subarray(parsed.consumed);
         for (const cmd of parsed.commands) socket.write(await this.execute(cmd));
       });
     });
-  }
-
-  // The app's own (minimal) RESP reader: arrays of bulk strings.
-  private parseCommands(buf: Buffer): { commands: string[][]; consumed: number } {
-    const commands: string[][] = [];
-    let at = 0;
-    for (;;) {
-      const start = at;
-      if (buf[at] !== 0x2a) break;
-      let nl = buf.indexOf('\r\n', at);
-      if (nl < 0) break;
-      const n = Number(buf.toString('latin1', at + 1, nl));
-      at = nl + 2;
-      const words: string[] = [];
-      for (let i = 0; i < n; ++i) {
-        nl = buf.indexOf('\r\n', at);
-        if (nl < 0 || buf[at] !== 0x24) return { commands, consumed: start };
-        const len = Number(buf.toString('latin1', at + 1, nl));
-        if (buf.length < nl + 2 + len + 2) return { commands, consumed: start };
-        words.push(buf.toString('utf8', nl + 2, nl + 2 + len));
-        at = nl + 2 + len + 2;
-      }
-      commands.push(words);
-    }
-    return { commands, consumed: at };
   }
 
   private async execute([name, key, value]: string[]): Promise<string> {

@@ -89,8 +89,9 @@ export function sum(c: VerdictCounts): number {
   return c.own + c.foreign + c.wrong + c.missing;
 }
 
-// Whole RESP arrays of bulk strings at the start of `buf`, and the bytes they took.
-function parseCommands(buf: Buffer): { commands: string[][]; consumed: number } {
+/** Whole RESP arrays of bulk strings at the start of `buf` (a test app's minimal command reader),
+ *  and the bytes they took. */
+export function parseCommands(buf: Buffer): { commands: string[][]; consumed: number } {
   const commands: string[][] = [];
   let at = 0;
   for (;;) {
