@@ -1,6 +1,7 @@
 // transport_codec.cpp — see transport_codec.hpp.
 #include "common/transport_codec.hpp"
 
+#include <cstddef>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -144,13 +145,18 @@ bool encode_hello(std::string_view token, std::string_view tenant, std::vector<u
 }
 
 int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant) {
-  pd3_hello h;
-  if (len < sizeof h) return fail(PD3_E_PROTOCOL, "hello of %zu bytes is too short", len);
-  std::memcpy(&h, body, sizeof h);
+  pd3_hello h{};
+  // Magic and version first, from the part every version of the hello shares: a client of another
+  // version learns PD3_E_BAD_VERSION even when the rest of its hello is laid out differently.
+  constexpr size_t kVersioned = offsetof(pd3_hello, version) + sizeof h.version;
+  if (len < kVersioned) return fail(PD3_E_PROTOCOL, "hello of %zu bytes is too short", len);
+  std::memcpy(&h, body, kVersioned);
   if (h.magic != PD3_TRANSPORT_MAGIC) return fail(PD3_E_PROTOCOL, "hello magic %#x is not PD3T", h.magic);
   if (h.version != PD3_TRANSPORT_VERSION)
     return fail(PD3_E_BAD_VERSION, "client speaks transport version %u, server %u", unsigned(h.version),
                 PD3_TRANSPORT_VERSION);
+  if (len < sizeof h) return fail(PD3_E_PROTOCOL, "hello of %zu bytes is too short", len);
+  std::memcpy(&h, body, sizeof h);
   if (h.token_len > PD3_TOKEN_MAX || h.tenant_len > PD3_TENANT_MAX || h.reserved != 0 ||
       len != sizeof h + h.token_len + h.tenant_len)
     return fail(PD3_E_PROTOCOL, "hello token length %u and tenant length %u do not match the frame",

@@ -134,4 +134,13 @@ TEST(hello_bad_tenant_fields) {
   // Short of the fixed part.
   std::vector<uint8_t> shorter(good.begin(), good.begin() + sizeof(pd3_hello) - 1);
   CHECK_EQ(check(shorter, "t", &tenant), PD3_E_PROTOCOL);
+  // A version-1 hello (8 bytes: magic, version 1, token_len; then a 1-byte token): told its
+  // version, though its layout is not this one's.
+  std::vector<uint8_t> v1(good.begin(), good.begin() + 8);
+  v1[offsetof(pd3_hello, version)] = 1;
+  v1[offsetof(pd3_hello, token_len)] = 1;
+  v1.push_back('t');
+  CHECK_EQ(check(v1, "t", &tenant), PD3_E_BAD_VERSION);
+  v1.resize(4);  // not even a version
+  CHECK_EQ(check(v1, "t", &tenant), PD3_E_PROTOCOL);
 }
