@@ -30,7 +30,6 @@ export function tenantName(t: SettingText): Setting<string> {
   };
 }
 
-export { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
 
 /** The pool's settings, by config key. */
 export const POOL_SETTINGS = {

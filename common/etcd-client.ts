@@ -4,11 +4,12 @@
 import { Etcd3 } from 'etcd3';
 import { ETCD_CALL_DEADLINE_MS } from './pool-record.js';
 
-/** A client of the etcd cluster at `endpoints` whose calls each have a deadline. */
-export function openEtcd(endpoints: string[]): Etcd3 {
+/** A client of the etcd cluster at `endpoints` whose calls each have a deadline; with
+ *  `watches`, calls have none by default (a watch stream lives on; give each call its own). */
+export function openEtcd(endpoints: string[], how: { watches?: boolean } = {}): Etcd3 {
   return new Etcd3({
     hosts: endpoints,
     dialTimeout: ETCD_CALL_DEADLINE_MS,
-    defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
+    ...(how.watches ? {} : { defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }) }),
   });
 }

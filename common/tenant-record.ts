@@ -43,6 +43,11 @@ export function tenantLeaseKey(prefix: string, tenant: string, clientId: string)
   return `${tenantsPrefix(prefix)}${tenant}/${clientId}`;
 }
 
+/** The value of a client's lease record: who holds it (its presence is what counts). */
+export function encodeTenantLeaseRecord(host: string, pid = process.pid, startedMs = Date.now()): string {
+  return JSON.stringify({ v: 1, pid, host, startedMs });
+}
+
 /** The tenant a key under tenantsPrefix names, or null (a key that is not a lease record). */
 export function tenantOfLeaseKey(prefix: string, key: string): string | null {
   const folder = tenantsPrefix(prefix);

@@ -95,7 +95,7 @@ export class Agent extends NativeService<NativeEngine> {
   static async start(given: AgentOptions, logger: Logger = new Logger('agent', given.logLevel)): Promise<Agent> {
     const pool = given.pool === undefined ? null : await PoolWatch.open(given.pool, logger);
     try {
-      const agent = await Agent.startEngine(pool === null ? given : { ...given, servers: poolServers(pool) }, logger, pool);
+      const agent = await Agent.startEngine(pool === null ? given : { ...given, servers: startServers(pool) }, logger, pool);
       pool?.follow(agent.handle());
       return agent;
     } catch (e) {
@@ -160,6 +160,6 @@ export class Agent extends NativeService<NativeEngine> {
 
 // The memory servers registered in the pool at start. Those that leave, join or come back later
 // are followed: PoolWatch hands each change to the engine (docs/pool.md).
-function poolServers(pool: PoolWatch): Endpoint[] {
+function startServers(pool: PoolWatch): Endpoint[] {
   return pool.members.map((m) => parseEndpoint(m.address, { anyPort: false, ipv4Only: false }));
 }

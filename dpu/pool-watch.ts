@@ -3,10 +3,12 @@
 // its engine (pool-view.ts). When etcd is out of reach or the watch breaks, the agent serves on
 // with the last membership it knew, lists again once etcd answers and watches from there, so that
 // members that left or joined meanwhile are applied. docs/pool.md.
-import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
 import type { MetricFamily } from '../cli/metrics.js';
-import { ETCD_CALL_DEADLINE_MS, type PoolOptions } from '../cli/pool-settings.js';
+import type { PoolOptions } from '../cli/pool-settings.js';
+import { openEtcd } from '../common/etcd-client.js';
+import { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
 import { memberIdOfKey, membersPrefix, type MemberRecord } from '../common/pool-record.js';
 import { listPoolMembers, readMember, type PoolSnapshot } from '../common/pool-members.js';
 import { PoolView, type MemberChange, type MemberSink } from './pool-view.js';
@@ -60,7 +62,7 @@ export class PoolWatch {
   /** Lists the members registered now. Rejects with an Error naming the endpoints when etcd
    *  cannot be read, or the prefix when no member is registered. */
   static async open(options: PoolWatchOptions, logger: Logger): Promise<PoolWatch> {
-    const client = new Etcd3({ hosts: options.endpoints, dialTimeout: ETCD_CALL_DEADLINE_MS });
+    const client = openEtcd(options.endpoints, { watches: true });
     let bad = 0;
     let snapshot: PoolSnapshot;
     try {

@@ -20,14 +20,15 @@ export async function poolServers(options: PoolServersOptions): Promise<string[]
   const { listPoolMembers } = await import('../common/pool-members.js');
   const prefix = options.prefix ?? '/pd3';
   const client = openEtcd(options.endpoints);
+  const warn = (_event: string, message: string, fields: { key: string }): void => options.onBadRecord?.(fields.key, message);
+  let members;
   try {
-    const warn = (_event: string, message: string, fields: { key: string }): void => options.onBadRecord?.(fields.key, message);
-    const { members } = await listPoolMembers(client, prefix, { warn });
-    if (members.length === 0) throw new Error(`no memory server is registered in the pool under ${prefix}`);
-    return members.map((m) => m.address);
+    ({ members } = await listPoolMembers(client, prefix, { warn }));
   } catch (e) {
     throw new Error(`cannot read the pool's memory servers from etcd (${options.endpoints.join(', ')}): ${(e as Error).message}`);
   } finally {
     client.close();
   }
+  if (members.length === 0) throw new Error(`no memory server is registered in the pool under ${prefix}`);
+  return members.map((m) => m.address);
 }

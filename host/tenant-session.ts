@@ -9,6 +9,7 @@ import {
   checkRegionName,
   checkTenantName,
   encodeRegionNameRecord,
+  encodeTenantLeaseRecord,
   parseRegionNameRecord,
   regionNameKey,
   tenantLeaseKey,
@@ -36,21 +37,18 @@ export interface NamedRegion extends AllocatedRegion {
   created: boolean;
 }
 
+/** Pause before taking a new lease after one was lost or could not be registered under. */
+const RENEW_PAUSE_MS = 500;
+
 /** A tenant's lease in the pool, held from open() to close(). */
 export class TenantSession {
-  /** Times the lease was lost (etcd out of reach longer than its TTL) and taken again. */
-  leasesLost = 0;
-
-  private lease: Lease;
+  private lease!: Lease; // set by register()
   private closed = false;
 
   private constructor(
     private readonly client: Etcd3,
     private readonly options: Required<TenantSessionOptions>,
-    lease: Lease,
-  ) {
-    this.lease = lease;
-  }
+  ) {}
 
   /** Takes a lease for the tenant and registers this client under it. Rejects when etcd cannot be
    *  reached within its deadline, or the options are bad. */
@@ -66,11 +64,12 @@ export class TenantSession {
     // Loaded only here: an app that never joins a pool never loads the etcd client.
     const { openEtcd } = await import('../common/etcd-client.js');
     const client = openEtcd(full.endpoints);
+    const session = new TenantSession(client, full);
     try {
-      const session = new TenantSession(client, full, client.lease(full.leaseTtlS));
-      await session.register();
+      await session.register(client.lease(full.leaseTtlS));
       return session;
     } catch (e) {
+      session.closed = true; // no renewal of a session that never opened
       client.close();
       throw new Error(`cannot join the pool as tenant ${full.tenant} (etcd ${full.endpoints.join(', ')}): ${(e as Error).message}`);
     }
@@ -135,18 +134,23 @@ export class TenantSession {
     this.client.close();
   }
 
-  // Registers this client under the current lease; re-registers under a new one if etcd ends it.
-  private async register(): Promise<void> {
+  // Makes `lease` the session's and writes this client's key under it. Watched before the put: a
+  // grant that fails, or a lease etcd ends later, emits 'lost', which takes a new one.
+  private register(lease: Lease): Promise<void> {
+    this.lease = lease;
+    lease.on('lost', () => this.renewLater(lease));
     const key = tenantLeaseKey(this.options.prefix, this.options.tenant, this.options.clientId);
-    const value = JSON.stringify({ v: 1, pid: process.pid, host: hostname(), startedMs: Date.now() });
-    await this.lease.put(key).value(value).exec();
-    this.lease.on('lost', () => {
-      if (this.closed) return;
-      this.leasesLost++;
-      this.lease = this.client.lease(this.options.leaseTtlS);
-      // Retried by the next loss; a failure here leaves the tenant without a lease until then.
-      this.register().catch(() => {});
-    });
+    return lease.put(key).value(encodeTenantLeaseRecord(hostname())).exec().then(() => {});
+  }
+
+  // Replaces `failed` with a new lease after a pause, until one holds the client's key. A lease
+  // already replaced (its 'lost' and its failed put both report it) is left alone.
+  private renewLater(failed: Lease): void {
+    setTimeout(() => {
+      if (this.closed || failed !== this.lease) return;
+      const next = this.client.lease(this.options.leaseTtlS);
+      this.register(next).catch(() => this.renewLater(next));
+    }, RENEW_PAUSE_MS);
   }
 
   // Whether `region` still exists for this tenant: a 1-byte read answers ok, or PD3_E_BAD_REGION.

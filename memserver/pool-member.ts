@@ -3,9 +3,8 @@
 // is unreachable the server goes on serving and keeps retrying; when the lease is lost (etcd was
 // gone longer than the TTL) it takes a new one and registers again. docs/pool.md.
 import { EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
-import { openEtcd } from '../common/etcd-client.js';
 import type { Logger } from '../cli/logger.js';
-import { ETCD_CALL_DEADLINE_MS } from '../cli/pool-settings.js';
+import { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import { encodeMemberRecord, MEMBER_RECORD_VERSION, memberKey, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
 
@@ -48,7 +47,6 @@ export class PoolMember {
   /** Attempts refused because another server holds this id. */
   conflicts = 0;
 
-  private readonly client: Etcd3;
   private readonly key: string;
   private readonly startedMs = Date.now();
   private lease: Lease | null = null;
@@ -63,15 +61,16 @@ export class PoolMember {
     private readonly options: PoolMemberOptions,
     private readonly capacity: () => MemberCapacity,
     private readonly logger: Logger,
+    private readonly client: Etcd3,
   ) {
     this.key = memberKey(options.prefix, options.serverId);
-    this.client = openEtcd(options.endpoints);
   }
 
-  /** Starts joining: resolves after the first attempt, registered or not (the server serves either
-   *  way; `state` and the logs say which, and later attempts follow on their own). */
-  static async join(options: PoolMemberOptions, capacity: () => MemberCapacity, logger: Logger): Promise<PoolMember> {
-    const member = new PoolMember(options, capacity, logger);
+  /** Starts joining through `client` (the caller's, closed by the caller after close()): resolves
+   *  after the first attempt, registered or not (the server serves either way; `state` and the
+   *  logs say which, and later attempts follow on their own). */
+  static async join(options: PoolMemberOptions, capacity: () => MemberCapacity, logger: Logger, client: Etcd3): Promise<PoolMember> {
+    const member = new PoolMember(options, capacity, logger, client);
     await member.turn();
     return member;
   }
@@ -266,7 +265,6 @@ export class PoolMember {
       }
     }
     this.current = 'closed';
-    this.client.close();
   }
 }
 

@@ -11,6 +11,8 @@ import { addon, constants, type NativeMemServer, type NativeMemServerOptions, ty
 import { machineHarvestableBytes } from './meminfo.js';
 import { PoolMember, type MemberCapacity } from './pool-member.js';
 import { TenantReaper } from './tenant-reaper.js';
+import type { Etcd3 } from 'etcd3';
+import { openEtcd } from '../common/etcd-client.js';
 
 /** The record parser as configured, for logs and metrics. */
 function recordParserName(o: MemServerOptions): string {
@@ -64,6 +66,8 @@ export class MemServer extends NativeService<NativeMemServer> {
   pool: PoolMember | null = null;
   /** Reclaims the regions of tenants whose leases are gone, or null without --etcd. */
   reaper: TenantReaper | null = null;
+  /** The one etcd client of the membership and the reaper. */
+  private etcd: Etcd3 | null = null;
 
   private constructor(native: NativeMemServer, host: string, recordParser: string, logger: Logger) {
     super(native, logger, 'memory server');
@@ -108,6 +112,7 @@ export class MemServer extends NativeService<NativeMemServer> {
   override async close(): Promise<void> {
     await this.reaper?.close();
     await this.pool?.close();
+    this.etcd?.close();
     await super.close();
   }
 
@@ -139,7 +144,9 @@ export class MemServer extends NativeService<NativeMemServer> {
         harvestableBytes: machineHarvestableBytes(options.headroom) ?? 0,
       };
     };
-    this.pool = await PoolMember.join({ ...pool, serverId: options.serverId, address }, capacity, this.logger);
+    const etcd = openEtcd(pool.endpoints);
+    this.etcd = etcd;
+    this.pool = await PoolMember.join({ ...pool, serverId: options.serverId, address }, capacity, this.logger, etcd);
     const member = this.pool;
     this.registry.add(() => member.families());
     const serverId = options.serverId;
@@ -147,8 +154,8 @@ export class MemServer extends NativeService<NativeMemServer> {
     const reaper = new TenantReaper(pool, pool.reclaimGraceS, {
       tenants: () => this.handle().tenants(),
       reclaimTenant: (tenant) => this.handle().reclaimTenant(tenant),
-      ownsRegion: (region) => Math.floor(region / 2 ** localBits) === serverId,
-    }, this.logger);
+      ownsRegion: (region) => region >>> localBits === serverId,
+    }, this.logger, etcd);
     this.reaper = reaper;
     reaper.start();
     this.registry.add(() => reaper.families());

@@ -4,7 +4,6 @@
 // point at them. While etcd cannot be read nothing is reclaimed, and the grace starts over once it
 // can: the server never frees data on the strength of a view it could not refresh. docs/pool.md.
 import type { Etcd3 } from 'etcd3';
-import { openEtcd } from '../common/etcd-client.js';
 import type { Logger } from '../cli/logger.js';
 import type { MetricFamily } from '../cli/metrics.js';
 import type { PoolOptions } from '../cli/pool-settings.js';
@@ -29,23 +28,19 @@ export class TenantReaper {
   reclaims = 0;
   /** Passes that could not read etcd (no reclamation during them). */
   blindPasses = 0;
-  /** Seconds from a tenant's last lease to its reclamation, of the last reclamation; -1: none yet. */
-  lastReclaimS = -1;
 
-  private readonly client: Etcd3;
   private readonly absentSince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private blind = false;
   private pass: Promise<void> | null = null;
 
   constructor(
-    private readonly pool: Pick<PoolOptions, 'endpoints' | 'prefix'>,
+    private readonly pool: Pick<PoolOptions, 'prefix'>,
     private readonly graceS: number,
     private readonly target: ReclaimTarget,
     private readonly logger: Logger,
-  ) {
-    this.client = openEtcd(pool.endpoints);
-  }
+    private readonly client: Etcd3, // the server's, closed by it after close()
+  ) {}
 
   /** Starts the periodic check. */
   start(): void {
@@ -57,12 +52,11 @@ export class TenantReaper {
     this.timer = setTimeout(tick, CHECK_MS);
   }
 
-  /** Stops checking and closes the etcd client. */
+  /** Stops checking (a check under way finishes first). */
   async close(): Promise<void> {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.pass?.catch(() => {});
-    this.client.close();
   }
 
   /** The reaper's metric families. */
@@ -124,7 +118,7 @@ export class TenantReaper {
           { tenant: usage.tenant, regions: usage.regions, bytes: usage.bytes, graceS: this.graceS },
         );
       } else if (now - since >= this.graceS * 1000) {
-        await this.reclaim(usage, since, now);
+        await this.reclaim(usage);
       }
     }
   }
@@ -139,7 +133,7 @@ export class TenantReaper {
     return live;
   }
 
-  private async reclaim(usage: TenantUsage, since: number, now: number): Promise<void> {
+  private async reclaim(usage: TenantUsage): Promise<void> {
     // The name records of the regions here go first: a region id is reused once freed, and a name
     // left pointing at it could hand a returning client some other region of its tenant. If they
     // cannot be deleted, nothing is freed now; the next pass tries again.
@@ -152,7 +146,6 @@ export class TenantReaper {
     this.absentSince.delete(usage.tenant);
     this.target.reclaimTenant(usage.tenant);
     this.reclaims++;
-    this.lastReclaimS = (now - since) / 1000;
     this.logger.info('tenant.reclaim', `tenant ${usage.tenant}: reclaiming ${usage.regions} region(s), ${usage.bytes} bytes`, {
       tenant: usage.tenant,
       regions: usage.regions,

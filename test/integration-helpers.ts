@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { Pd3Error, Pd3Host, type Pd3HostOptions } from '../dist/host/index.js';
 import {
   AGENT_CLI,
-  MEMSERVER_CLI,
   startAgent,
   startDaemon,
   startMemserver,
@@ -27,22 +26,16 @@ export class Rig {
   private readonly undo: Array<() => unknown> = [];
 
   /** A pd3-memserver on loopback (metrics off), stopped at teardown. */
-  async memserver(spec: MemserverSpec): Promise<Daemon & { port: number }> {
+  async memserver(spec: MemserverSpec): Promise<Daemon & { port: number; metrics: string }> {
     const d = await startMemserver(spec);
     this.undo.push(() => d.stop(2000));
     return d;
   }
 
-  /** A pd3-memserver with its metrics endpoint on a free loopback port (startMemserver turns
-   *  metrics off); `metrics` is the address from its ready line. */
-  async memserverWithMetrics(spec: MemserverSpec): Promise<Daemon & { port: number; metrics: string }> {
-    const args = ['--listen', `127.0.0.1:${spec.port ?? 0}`, '--server-id', String(spec.serverId ?? 0),
-      '--capacity', spec.capacity ?? '256M', '--metrics', '127.0.0.1:0', '--log-level', 'info'];
-    if (spec.dataDir) args.push('--data-dir', spec.dataDir);
-    args.push(...(spec.extra ?? []));
-    const d = await startDaemon(MEMSERVER_CLI, args, spec.token);
-    this.undo.push(() => d.stop(2000));
-    return Object.assign(d, { port: Number(d.ready.port), metrics: String(d.ready.metrics) });
+  /** A pd3-memserver with its metrics endpoint on a free loopback port (256 MiB unless the spec
+   *  says); `metrics` is the address from its ready line. */
+  memserverWithMetrics(spec: MemserverSpec): Promise<Daemon & { port: number; metrics: string }> {
+    return this.memserver({ capacity: '256M', ...spec, metrics: true });
   }
 
   /** A pd3-agent serving `segment`, stopped at teardown. */

@@ -13,7 +13,7 @@ import { agentOptions } from '../dist/dpu/agent-config.js';
 import { constants, Pd3Host, poolServers, TenantSession } from '../dist/host/index.js';
 import { MemServer, memServerOptions, tenantCredential } from '../dist/memserver/index.js';
 import { uniqueName } from './helpers.js';
-import { waitUntil } from './integration-helpers.js';
+import { codeOf, waitUntil } from './integration-helpers.js';
 import { EtcdServer, findEtcd } from './etcd-server.js';
 
 const SECRET = 'cluster-secret-for-tests';
@@ -45,15 +45,6 @@ function directHost(server: MemServer, tenant: string | undefined, token: string
   });
   cleanup.push(() => host.close());
   return host;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return (e as { code?: string }).code ?? String(e);
-  }
 }
 
 describe('tenants and credentials', () => {

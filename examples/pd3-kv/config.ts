@@ -4,10 +4,11 @@ import { optionsFromObject, parseCommand, withoutUndefined, type Command, type S
 import { formatEndpoint, type Endpoint } from 'pd3/cli';
 import { renderHelp } from 'pd3/cli';
 import { LOG_LEVELS, type LogLevel } from 'pd3/cli';
-import { choice, describeJson, endpoint, endpointList, integer, onOff, path, size, text, urlList, type Setting } from 'pd3/cli';
+import { choice, describeJson, endpoint, endpointList, integer, onOff, path, size, text, type Setting } from 'pd3/cli';
 import { formatSize } from 'pd3/cli';
 import { resolveToken, TOKEN_MAX_BYTES } from 'pd3/cli';
 import { UsageError } from 'pd3/cli';
+import { POOL_SETTINGS, poolOptions, tenantName, type PoolOptions } from 'pd3/cli';
 import type { MemoryBudget } from './flusher.js';
 
 /** Every mode, as --mode takes them. */
@@ -87,15 +88,13 @@ export const KV_SETTINGS = {
     help: "the memory servers' auth token for direct access (visible in ps: prefer --token-file or PD3_TOKEN)",
   }),
   tokenFile: path({ flag: 'token-file', arg: 'FILE', help: 'read the auth token from FILE (a trailing line break is ignored)' }),
-  etcd: urlList({
-    flag: 'etcd',
+  ...POOL_SETTINGS,
+  etcd: {
+    ...POOL_SETTINGS.etcd,
     help: "the pool's etcd: with --tenant and --log-name, the log's regions are named regions kept under this process's lease, found again by a restarted pd3-kv of the same name",
-  }),
-  etcdPrefix: text(256, { flag: 'etcd-prefix', arg: 'PREFIX', help: "with --etcd: the key prefix of the pool's records", fallback: '/pd3' }),
-  leaseTtl: integer(2, 3600, { flag: 'lease-ttl', arg: 'S', help: "with --etcd: seconds this process's lease outlives it", fallback: '10' }),
-  tenant: text(64, {
+  },
+  tenant: tenantName({
     flag: 'tenant',
-    arg: 'NAME',
     help: 'with --etcd: the tenant this pd3-kv is (direct modes connect as it, so the token is its credential; pd3 modes: give the agent the same --tenant)',
   }),
   logName: text(180, { flag: 'log-name', arg: 'NAME', help: "with --etcd: the name of this pd3-kv's remote log (its regions are NAME.0, NAME.1, ...)" }),
@@ -178,10 +177,7 @@ export interface KvOptions {
 }
 
 /** Where pd3-kv keeps its named log. */
-export interface KvPoolOptions {
-  endpoints: string[];
-  prefix: string;
-  leaseTtlS: number;
+export interface KvPoolOptions extends PoolOptions {
   tenant: string;
   logName: string;
 }
@@ -190,18 +186,21 @@ const isPow2 = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;
 
 // The named-log options: all of --etcd, --tenant and --log-name, or none. Throws UsageError.
 function buildPool(v: SettingLayers<typeof KV_SETTINGS>['merged'], mode: KvMode): KvPoolOptions | undefined {
-  const given = (['etcdPrefix', 'leaseTtl', 'tenant', 'logName'] as const).filter((k) => v[k] !== undefined);
-  if (v.etcd === undefined) {
-    if (given.length > 0) throw new UsageError(`--${given[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --etcd`);
+  let pool: PoolOptions | null;
+  try {
+    pool = poolOptions(v);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (pool === null) {
+    const stray = v.tenant !== undefined ? KV_SETTINGS.tenant.flag : v.logName !== undefined ? KV_SETTINGS.logName.flag : null;
+    if (stray !== null) throw new UsageError(`--${stray} needs --etcd`);
     return undefined;
   }
   if (mode === 'local') throw new UsageError('--etcd: local mode keeps no remote log');
   if (v.tenant === undefined || v.logName === undefined) throw new UsageError('--etcd needs --tenant and --log-name (whose log, and its name)');
-  const name = /^[A-Za-z0-9._-]+$/;
-  if (!name.test(v.tenant)) throw new UsageError(`--tenant: may hold only letters, digits, ".", "_" and "-", got "${v.tenant}"`);
-  if (!name.test(v.logName)) throw new UsageError(`--log-name: may hold only letters, digits, ".", "_" and "-", got "${v.logName}"`);
-  if (!/^\/[\x21-\x7e]*$/.test(v.etcdPrefix ?? '/pd3')) throw new UsageError(`--etcd-prefix: must start with "/", got "${v.etcdPrefix}"`);
-  return { endpoints: v.etcd, prefix: v.etcdPrefix ?? '/pd3', leaseTtlS: v.leaseTtl ?? 10, tenant: v.tenant, logName: v.logName };
+  if (!/^[A-Za-z0-9._-]+$/.test(v.logName)) throw new UsageError(`--log-name: may hold only letters, digits, ".", "_" and "-", got "${v.logName}"`);
+  return { ...pool, tenant: v.tenant, logName: v.logName };
 }
 
 function build(l: SettingLayers<typeof KV_SETTINGS>, env: NodeJS.ProcessEnv): KvOptions {

@@ -1,5 +1,6 @@
 // net.cpp — see net.hpp.
 #include "common/net.hpp"
+#include "common/tenant_credential.hpp"
 
 #include <errno.h>
 #include <netdb.h>
@@ -127,8 +128,8 @@ int send_all(int fd, const uint8_t* buf, size_t len, int timeout_ms) {
 int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms, pd3_hello_reply* reply) {
   std::vector<uint8_t> hello;
   if (!encode_hello(token, tenant, &hello))
-    return fail(PD3_E_INVAL, "auth token longer than %u bytes, or tenant name not 0..%u of [A-Za-z0-9._-]",
-                PD3_TOKEN_MAX, PD3_TENANT_MAX);
+    return token.size() > PD3_TOKEN_MAX ? fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX)
+                                        : check_tenant_name("tenant", tenant);
   if (const int rc = send_all(fd, hello.data(), hello.size(), timeout_ms)) return rc;
   const uint64_t deadline = now_ns() + uint64_t(timeout_ms) * 1000000ull;
   FrameReader reader(4096);

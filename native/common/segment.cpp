@@ -1,4 +1,5 @@
 // segment.cpp — canonical layout, creation with atomic publish, and attach-time validation.
+#include "common/name_chars.hpp"
 #include "common/segment.hpp"
 
 #include <fcntl.h>
@@ -149,10 +150,7 @@ bool segment_path(const char* name, std::string* path) {
   }
   size_t n = 0;
   for (const char* p = name; *p; ++p, ++n) {
-    const char ch = *p;
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '_' || ch == '-';
-    if (!ok || n >= 200) return false;
+    if (!is_name_char(*p) || n >= 200) return false;
   }
   if (name[0] == '.') return false;  // no "." / ".." or hidden temp names
   *path = std::string("/dev/shm/") + name;

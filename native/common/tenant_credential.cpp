@@ -1,19 +1,25 @@
 // tenant_credential.cpp — see tenant_credential.hpp.
 #include "common/tenant_credential.hpp"
 
+#include "common/error.hpp"
+#include "common/name_chars.hpp"
 #include "common/sha256.hpp"
+#include "pd3/status.h"
 #include "pd3/transport.h"
 
 namespace pd3 {
 
 bool valid_tenant_name(std::string_view tenant) {
   if (tenant.size() > PD3_TENANT_MAX) return false;
-  for (const char c : tenant) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
-    if (!ok) return false;
-  }
+  for (const char c : tenant)
+    if (!is_name_char(c)) return false;
   return true;
+}
+
+int check_tenant_name(const char* what, std::string_view tenant) {
+  if (valid_tenant_name(tenant)) return PD3_OK;
+  return fail(PD3_E_INVAL, "%s '%.*s' is not 0..%u characters of [A-Za-z0-9._-]", what, int(tenant.size()), tenant.data(),
+              PD3_TENANT_MAX);
 }
 
 std::string tenant_credential(std::string_view cluster_token, std::string_view tenant) {

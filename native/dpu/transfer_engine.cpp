@@ -65,14 +65,12 @@ void set(std::atomic<uint64_t>& gauge, uint64_t v) { gauge.store(v, std::memory_
 int validate(const EngineOptions& o) {
   if (o.segment.empty()) return fail(PD3_E_INVAL, "segment name is empty");
   // The bound is placement's (its mask of servers tried), not the region ids' (65,536 server ids).
-  if (o.servers.empty() || o.servers.size() > kMaxPlacementServers)
-    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %zu are supported", o.servers.size(),
-                kMaxPlacementServers);
+  if (o.servers.empty() || o.servers.size() > kMaxLinks)
+    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %zu are supported", o.servers.size(), kMaxLinks);
   for (const Endpoint& ep : o.servers)
     if (ep.host.empty() || ep.port == 0) return fail(PD3_E_INVAL, "memory server '%s' is not host:port", ep.str().c_str());
   if (o.token.size() > PD3_TOKEN_MAX) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
-  if (!valid_tenant_name(o.tenant))
-    return fail(PD3_E_INVAL, "tenant '%s' is not 1..%u characters of [A-Za-z0-9._-]", o.tenant.c_str(), PD3_TENANT_MAX);
+  if (int rc = check_tenant_name("tenant", o.tenant); rc != PD3_OK) return rc;
   if (o.max_batch_records == 0 || o.max_batch_records > PD3_MAX_INFLIGHT)
     return fail(PD3_E_INVAL, "max_batch_records %u outside [1, %u]", o.max_batch_records, PD3_MAX_INFLIGHT);
   if (o.max_batch_bytes < sizeof(pd3_frame) + sizeof(pd3_request) || o.max_batch_bytes > PD3_FRAME_MAX_LIMIT)
@@ -139,6 +137,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   void route(const RequestView& v, uint64_t now);
   int link_for_region(uint32_t region, int* status) const;
   int link_of_server(uint32_t server_id) const;  // the link serving that server id, or -1
+  void forget_server(int li);  // link li no longer serves its server id (closed, or taken over)
   int pick_allocate_link(uint32_t size, uint64_t tried, bool retry);
   void send_allocate(int link, const LinkRecord& meta, uint64_t now);
   void forward(int link, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now);
@@ -604,6 +603,11 @@ void Engine::route(const RequestView& v, uint64_t now) {
   }
 }
 
+void Engine::forget_server(int li) {
+  const int id = links_[li]->server_id();
+  if (id >= 0 && link_of_server(uint32_t(id)) == li) link_of_server_.erase(uint32_t(id));
+}
+
 int Engine::link_of_server(uint32_t server_id) const {
   const auto it = link_of_server_.find(server_id);
   return it == link_of_server_.end() ? -1 : it->second;
@@ -830,29 +834,24 @@ void Engine::add_link(const Endpoint& endpoint) {
     orphans_.clear();
     old.close(now_ns(), *buffer_, &orphans_);  // a connect or hello under way: its socket leaves epoll
     fail_records(orphans_, PD3_E_UNAVAILABLE);  // none: records go only to links that are up
-    if (old.server_id() >= 0 && link_of_server_[old.server_id()] == int(li)) link_of_server_[old.server_id()] = -1;
+    forget_server(int(li));
   }
-  auto link = std::make_unique<ServerLink>(endpoint, uint32_t(li), epoll_.get(), link_options_);
-  ServerState state;
-  state.endpoint = endpoint;
   if (li == links_.size()) {
-    links_.push_back(std::move(link));
+    links_.emplace_back();
     seen_up_.push_back(false);
     logged_.emplace_back();
     joined_.push_back(true);
-  } else {
-    links_[li] = std::move(link);
-    seen_up_[li] = false;
-    logged_[li].clear();
-    joined_[li] = true;
   }
+  links_[li] = std::make_unique<ServerLink>(endpoint, uint32_t(li), epoll_.get(), link_options_);
+  seen_up_[li] = false;
+  logged_[li].clear();
+  joined_[li] = true;
   placement_.reset(li);
+  ServerState state;
+  state.endpoint = endpoint;
   std::lock_guard lock(servers_mu_);
-  if (li == servers_.size()) {
-    servers_.push_back(std::move(state));
-  } else {
-    servers_[li] = std::move(state);
-  }
+  if (li == servers_.size()) servers_.emplace_back();
+  servers_[li] = std::move(state);
 }
 
 void Engine::fail_link(int li, int status, const std::string& why, uint64_t now) {
@@ -862,8 +861,7 @@ void Engine::fail_link(int li, int status, const std::string& why, uint64_t now)
   link.close(now, *buffer_, &orphans_);
   // The timeout case tells the host its server stopped answering; anything else, that it is gone.
   fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
-  if (link.server_id() >= 0 && link_of_server(uint32_t(link.server_id())) == li)
-    link_of_server_.erase(uint32_t(link.server_id()));
+  forget_server(li);
   if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(li);
   if (was_up) {
     log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",

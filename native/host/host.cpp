@@ -400,9 +400,7 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   o.token = cfg.direct_token ? cfg.direct_token : "";
   if (o.token.size() > PD3_TOKEN_MAX) return pd3::fail(PD3_E_INVAL, "direct_token longer than %u bytes", PD3_TOKEN_MAX);
   o.tenant = cfg.direct_tenant ? cfg.direct_tenant : "";
-  if (!pd3::valid_tenant_name(o.tenant))
-    return pd3::fail(PD3_E_INVAL, "direct_tenant '%s' is not 1..%u characters of [A-Za-z0-9._-]", o.tenant.c_str(),
-                     PD3_TENANT_MAX);
+  if (int rc = pd3::check_tenant_name("direct_tenant", o.tenant); rc != PD3_OK) return rc;
   if (cfg.direct_timeout_ms) o.timeout_ms = cfg.direct_timeout_ms;
   if (cfg.direct_placement > pd3::kMaxPlacementPolicy)
     return pd3::fail(PD3_E_INVAL, "direct_placement %u is not a PD3_PLACEMENT_*", cfg.direct_placement);

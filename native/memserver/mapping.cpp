@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "common/error.hpp"
 #include "pd3/status.h"
@@ -76,13 +76,17 @@ void Mapping::release() {
 uint64_t Mapping::resident_bytes(uint64_t lo, uint64_t hi) const {
   if (data_ == nullptr || lo >= hi || lo >= bytes_) return 0;
   if (hi > bytes_) hi = bytes_;
-  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  const uint64_t start = lo / page * page;
-  const uint64_t pages = (hi - start + page - 1) / page;
-  std::vector<unsigned char> vec(pages);
-  if (mincore(data_ + start, hi - start, vec.data()) != 0) return 0;
+  const uint64_t page = page_size();
+  uint64_t at = lo / page * page;
   uint64_t resident = 0;
-  for (const unsigned char v : vec) resident += v & 1u;
+  unsigned char vec[256];  // one mincore call per 256 pages: no allocation on the read path
+  while (at < hi) {
+    const uint64_t span = std::min<uint64_t>(hi - at, sizeof vec * page);
+    if (mincore(data_ + at, span, vec) != 0) return 0;
+    const uint64_t pages = (span + page - 1) / page;
+    for (uint64_t i = 0; i < pages; ++i) resident += vec[i] & 1u;
+    at += span;
+  }
   return resident * page;
 }
 

@@ -117,12 +117,8 @@ int Store::relieve_pressure(PressureResult* result) {
   for (Region* region : regions_.coldest_first()) {
     if (result->released_bytes >= result->wanted_bytes) break;
     uint64_t released = 0;
-    if (int rc = region->memory.give_back(&released); rc != PD3_OK) return rc;
+    if (int rc = regions_.give_back(region, &released); rc != PD3_OK) return rc;
     if (released == 0) continue;  // nothing of it was in memory
-    region->given_back = true;
-    // Its dirty range was written by give_back's msync: nothing is pending for sync().
-    region->dirty_lo = UINT64_MAX;
-    region->dirty_hi = 0;
     result->released_bytes += released;
     ++result->regions;
     ++stats_.given_back_regions;

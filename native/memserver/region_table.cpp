@@ -153,6 +153,14 @@ std::vector<uint32_t> RegionTable::regions_of(const std::string& tenant) const {
   return ids;
 }
 
+int RegionTable::give_back(Region* region, uint64_t* released) {
+  if (int rc = region->memory.give_back(released); rc != PD3_OK) return rc;
+  region->dirty_lo = UINT64_MAX;  // the msync wrote everything: clean, as after sync()
+  region->dirty_hi = 0;
+  if (*released != 0) region->given_back = true;
+  return PD3_OK;
+}
+
 std::vector<Region*> RegionTable::coldest_first() const {
   std::vector<Region*> out;
   for (const auto& region : regions_)

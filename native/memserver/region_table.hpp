@@ -62,6 +62,10 @@ class RegionTable {
   std::vector<uint32_t> regions_of(const std::string& tenant) const;
   // Regions and bytes per tenant that owns any, in name order.
   std::vector<TenantUsage> usage() const;
+  // Gives `region`'s memory back to the machine (Mapping::give_back): its pages are written to its
+  // file, so nothing of it is left for sync(), and dropped from memory; sets *released to the bytes
+  // that left. Returns PD3_OK, PD3_E_INVAL (anonymous) or PD3_E_SYS.
+  [[nodiscard]] int give_back(Region* region, uint64_t* released);
   // Every region, coldest (smallest last_use) first.
   std::vector<Region*> coldest_first() const;
 

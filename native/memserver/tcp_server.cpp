@@ -136,9 +136,7 @@ void TcpServer::stop() {
   if (!thread_.joinable()) return;
   // Release: pairs with the loop's acquire load after the wake-up; nothing else is handed over.
   stop_requested_.store(true, std::memory_order_release);
-  const uint64_t one = 1;
-  while (::write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
-  }
+  wake();
   thread_.join();
   listen_fd_.reset();  // refuse new connections at once, rather than queue them unanswered
   store_.reset();      // unmap and close the regions now: a new server may open the same data_dir
@@ -316,6 +314,10 @@ void TcpServer::reclaim_tenant(const std::string& tenant) {
     std::lock_guard lock(commands_mu_);
     reclaims_.push_back(tenant);
   }
+  wake();
+}
+
+void TcpServer::wake() {
   const uint64_t one = 1;
   while (::write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
   }

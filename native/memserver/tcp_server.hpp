@@ -99,6 +99,7 @@ class TcpServer {
   void set_listening(bool on);
   void publish();
   void run_commands();
+  void wake();  // makes the loop's epoll_wait return (stop, or a command queued)
   void check_pressure(uint64_t now);
   void report_record_parser_rejects();
 
@@ -128,6 +129,7 @@ class TcpServer {
   bool listening_ = true;         // false while accept() is left alone after running out of fds
   uint64_t accept_retry_ns_ = 0;  // when to try accept() again
   uint64_t store_runs_ = ~0ull;   // frames run (ok or not) when the store's counters were last read
+  uint64_t tenants_controls_ = ~0ull;  // store controls + reclaimed regions when the tenants were last read
   uint64_t rejects_logged_ = 0;   // record parser rejects as of the last store.record_parser_rejected
   uint64_t rejects_log_ns_ = 0;   // when that was logged
   uint64_t pressure_check_ns_ = 0;  // when relieve_pressure runs next
@@ -139,7 +141,6 @@ class TcpServer {
   mutable std::mutex snapshot_mu_;
   TcpServerStats snapshot_;
   std::vector<TenantUsage> snapshot_tenants_;
-  uint64_t tenants_controls_ = ~0ull;  // store controls when snapshot_tenants_ was taken
   BatchHistogram snapshot_histogram_{};
 
   // epoll user data of the two non-connection fds; connections get ids from kFirstConnectionId.
