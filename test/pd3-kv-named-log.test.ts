@@ -95,7 +95,7 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
     const sync = { mode: 'sync', memservers: ['127.0.0.1:1'] };
     expect(await bad({ ...sync, tenant: 'a', logName: 'b' })).toMatch(/--tenant needs --etcd/);
     expect(await bad({ ...sync, etcd: etcd.url, tenant: 'a' })).toMatch(/needs --tenant and --log-name/);
-    expect(await bad({ ...sync, etcd: etcd.url, tenant: 'a b', logName: 'x' })).toMatch(/--tenant.*tenant name is 1 to 64/);
+    expect(await bad({ ...sync, etcd: etcd.url, tenant: 'a b', logName: 'x' })).toMatch(/"tenant".*tenant name is 1 to 64/);
     expect(await bad({ mode: 'local', etcd: etcd.url, tenant: 'a', logName: 'x' })).toMatch(/local mode keeps no remote log/);
   });
 });
