@@ -21,6 +21,7 @@ export interface NativeCreateOptions {
   directTimeoutMs?: number;
   directPlacement?: PlacementPolicy;
   directRefractionMs?: number;
+  publishBatch?: number;
 }
 
 /** Where a new region goes: pd3/host.h PD3_PLACEMENT_* by name. */

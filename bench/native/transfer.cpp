@@ -32,6 +32,7 @@ struct Args {
   double seconds = 3;
   uint32_t latency_reads = 0;    // offload: single reads timed one by one after the run
   uint32_t region_bytes = 64u << 20;
+  uint32_t publish_batch = 0;    // offload: pd3_host_config.publish_batch (0: the library's default)
 };
 
 uint64_t now_ns() {
@@ -112,7 +113,7 @@ void drive(pd3_host* h, uint32_t region, const Args& a, const std::atomic<bool>&
     ops += uint64_t(n);
     if (n > 0) progress = true;
     // Nothing to do: block instead of spinning, so CPU time counts work, not waiting.
-    if (!progress) pd3_host_wait(h, 200);
+    if (!progress) pd3_host_wait(h, 1000);
   }
   *ops_out = ops;
   *errors_out = errors;
@@ -148,6 +149,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--size") a.size = uint32_t(std::stoul(v));
     else if (k == "--seconds") a.seconds = std::stod(v);
     else if (k == "--latency-reads") a.latency_reads = uint32_t(std::stoul(v));
+    else if (k == "--publish-batch") a.publish_batch = uint32_t(std::stoul(v));
     else {
       std::fprintf(stderr, "transfer: unknown option %s\n", k.c_str());
       std::exit(2);
@@ -169,6 +171,7 @@ int main(int argc, char** argv) {
   cfg.direct_token = a.token.c_str();
   cfg.sizes.request_ring_bytes = 4u << 20;
   cfg.sizes.response_ring_bytes = 8u << 20;
+  cfg.publish_batch = a.publish_batch;
   pd3_host* owner = nullptr;
   if (const int rc = pd3_host_create(&cfg, &owner)) die("create", rc);
   if (!direct) {

@@ -41,17 +41,29 @@ class SlotRing {
     return (sizeof(pd3_slot) + record_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
   }
 
-  // Many producers: reserves `len` bytes (from slot_len). Returns false if the ring lacks room
-  // (back-pressure: nothing was reserved).
-  bool reserve_mp(uint64_t len, SlotReservation* r) const {
+  // Many producers: reserves `len` bytes (one slot_len, or the sum of several slots' published
+  // together with publish_run). Returns false if the ring lacks room (back-pressure: nothing was
+  // reserved). `head_cache`, if given, is the producers' private copy of head: the consumer's line
+  // is read only when the copy says the ring is full, so producers do not pull the line the
+  // consumer writes at every reservation.
+  bool reserve_mp(uint64_t len, SlotReservation* r, std::atomic<uint64_t>* head_cache = nullptr) const {
     // relaxed: the value is only a guess for the CAS; the CAS below revalidates it.
     uint64_t tail = aref(*tail_).load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t pad = pad_for(tail, len);
-      // acquire: pairs with the consumer's release of head, so the bytes it freed are ours to write.
-      const uint64_t head = aref(*head_).load(std::memory_order_acquire);
+      // acquire: the cache was stored with release after an acquire load of head, so the bytes the
+      // consumer freed up to the cached value are ours to write (happens-before is transitive).
+      uint64_t head = head_cache ? head_cache->load(std::memory_order_acquire) : 0;
+      if (head_cache == nullptr || !fits(tail, pad + len, head)) {
+        // acquire: pairs with the consumer's release of head, so the bytes it freed are ours to write.
+        head = aref(*head_).load(std::memory_order_acquire);
+        // release: publishes what the acquire above learned to producers that read the cache.
+        // Head only grows; a racing producer storing an older value only makes the cache more
+        // conservative (it underestimates the free space, never overstates it).
+        if (head_cache) head_cache->store(head, std::memory_order_release);
+      }
       // A stale `tail` (older than `head`) would underflow into "full": let the CAS refresh it instead.
-      if (int64_t(tail - head) >= 0 && tail + pad + len - head > size_) return false;
+      if (int64_t(tail - head) >= 0 && !fits(tail, pad + len, head)) return false;
       // relaxed on success: ordering of our writes comes from the seal's release store, not from
       // tail; on failure we just retry with the fresher tail.
       if (aref(*tail_).compare_exchange_weak(tail, tail + pad + len, std::memory_order_relaxed,
@@ -85,6 +97,21 @@ class SlotRing {
   void publish(const SlotReservation& r, uint64_t len) const {
     if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
     seal(r.pos + r.pad, len, PD3_SLOT_RECORD);
+  }
+
+  // A run of slots reserved together (reserve_mp of their summed lengths; a run never wraps):
+  // the record area of the slot `offset` bytes into the run.
+  uint8_t* record_in_run(const SlotReservation& r, uint64_t offset) const {
+    return data_ + ((r.pos + r.pad + offset) & mask_) + sizeof(pd3_slot);
+  }
+  // Publishes the PAD (if any) of a run, or the slot of `len` bytes `offset` bytes into it, after
+  // its record bytes were written. Seal a run's slots in order, so the consumer can start on the
+  // first while the rest are sealed.
+  void publish_pad(const SlotReservation& r) const {
+    if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
+  }
+  void publish_in_run(const SlotReservation& r, uint64_t offset, uint64_t len) const {
+    seal(r.pos + r.pad + offset, len, PD3_SLOT_RECORD);
   }
 
   // Consumer: the slot at monotonic position `pos` if it is published, else nullptr.
@@ -180,6 +207,8 @@ class SlotRing {
   uint64_t tail() const { return aref(*tail_).load(std::memory_order_relaxed); }
 
  private:
+  // Does a reservation of `len` bytes (pad included) at `tail` fit with the consumer at `head`?
+  bool fits(uint64_t tail, uint64_t len, uint64_t head) const { return tail + len - head <= size_; }
   uint64_t pad_for(uint64_t tail, uint64_t len) const {
     const uint64_t off = tail & mask_;
     return off + len > size_ ? size_ - off : 0;

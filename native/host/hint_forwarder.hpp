@@ -38,6 +38,8 @@ class HintForwarder {
   // Forgets the kept hints (the agent that sent them is gone; a new one would not know their ids).
   void drop_pending();
   HintStats stats() const;
+  // Are hints waiting for ring room? Any thread (a hint: the drainer re-checks).
+  bool has_pending() const { return pending_count_.load(std::memory_order_relaxed) > 0; }  // relaxed: a gauge
 
  private:
   // One kept hint: the PREFETCH request it becomes, key included.

@@ -270,11 +270,13 @@ void random_traffic(pd3_host* h, std::map<uint32_t, std::vector<uint8_t>>& model
   if (errors_checked) *errors_checked = errors;
 }
 
-pd3_host_config config_for(const std::string& name, pd3_segment_sizes sizes = {}, uint32_t timeout_ms = 0) {
+pd3_host_config config_for(const std::string& name, pd3_segment_sizes sizes = {}, uint32_t timeout_ms = 0,
+                           uint32_t publish_batch = 0) {
   pd3_host_config cfg{};
   cfg.name = name.c_str();
   cfg.sizes = sizes;
   cfg.agent_timeout_ms = timeout_ms;
+  cfg.publish_batch = publish_batch;
   return cfg;
 }
 
@@ -283,8 +285,8 @@ struct Rig {
   std::string name = pd3test::unique_name("abi");
   pd3_host* h = nullptr;
   std::unique_ptr<TestAgent> agent;
-  explicit Rig(pd3_segment_sizes sizes = {}, uint32_t timeout_ms = 0) {
-    const pd3_host_config cfg = config_for(name, sizes, timeout_ms);
+  explicit Rig(pd3_segment_sizes sizes = {}, uint32_t timeout_ms = 0, uint32_t publish_batch = 0) {
+    const pd3_host_config cfg = config_for(name, sizes, timeout_ms, publish_batch);
     if (pd3_host_create(&cfg, &h) != PD3_OK) return;
     agent = std::make_unique<TestAgent>(name);
     if (!agent->ok()) agent.reset();
@@ -417,6 +419,7 @@ TEST(host_completions_are_routed_to_their_handle) {
     REQUIRE(pd3_host_read(rig.h, r, uint32_t(i * 8), 8, d1[i], 100 + i) >= 0);
     REQUIRE(pd3_host_read(h2, r, uint32_t(i * 8), 8, d2[i], 200 + i) >= 0);
   }
+  REQUIRE(pd3_host_flush(h2) == PD3_OK);  // h1 publishes at its polls; h2 does not poll yet
   CHECK_EQ(pd3_host_inflight(rig.h), 10u);
   CHECK_EQ(pd3_host_inflight(h2), 10u);
   rig.agent->paused.store(false);
@@ -531,7 +534,9 @@ TEST(host_inflight_limit_is_16384) {
 }
 
 TEST(host_tiny_request_ring_gives_back_pressure) {
-  Rig rig(pd3_segment_sizes{4096, 0, 0, 0, 0});
+  // publish_batch 1: each request is published at once or refused (host_batched_back_pressure
+  // covers staging).
+  Rig rig(pd3_segment_sizes{4096, 0, 0, 0, 0}, 0, 1);
   REQUIRE(rig.ok());
   rig.agent->start();
   const uint32_t r = allocate(rig.h, 1 << 16);
@@ -635,6 +640,7 @@ TEST(host_close_with_requests_in_flight_discards_them) {
   REQUIRE(pd3_host_attach(rig.name.c_str(), &h2) == PD3_OK);
   std::vector<uint8_t> closed_dest(50 * 64, 0xAB);
   for (int i = 0; i < 50; ++i) REQUIRE(pd3_host_read(h2, r, uint32_t(i * 64), 64, &closed_dest[i * 64], i) >= 0);
+  REQUIRE(pd3_host_flush(h2) == PD3_OK);  // in the ring before h2 closes
   std::vector<uint8_t> own_dest(5 * 64, 0);
   for (int i = 0; i < 5; ++i) REQUIRE(pd3_host_read(rig.h, r, uint32_t(i * 64), 64, &own_dest[i * 64], 1000 + i) >= 0);
 
@@ -796,4 +802,179 @@ TEST(host_second_process_may_only_check_and_return) {
     CHECK_EQ(out[0].status, PD3_OK);
   }
   pd3_host_close(h);
+}
+
+// ---- staging: requests through the agent are published in batches -------------------------------
+
+TEST(host_requests_are_staged_until_poll_flush_or_a_full_batch) {
+  Rig rig({}, 0, 4);  // publish_batch 4
+  REQUIRE(rig.ok());
+  rig.agent->start();
+  const uint32_t r = allocate(rig.h, 1 << 16);
+  REQUIRE(r != 0);
+  rig.agent->paused.store(true);
+  const uint64_t before = rig.c()->host_requests;
+  const uint64_t tail_before = rig.c()->req_tail;
+  uint8_t dest[6][8];
+  for (int i = 0; i < 3; ++i) REQUIRE(pd3_host_read(rig.h, r, uint32_t(i * 8), 8, dest[i], uint64_t(i)) >= 0);
+  CHECK_EQ(rig.c()->host_requests, before);  // staged: nothing in the ring yet
+  CHECK_EQ(rig.c()->req_tail, tail_before);
+  CHECK_EQ(pd3_host_inflight(rig.h), 3u);
+  REQUIRE(pd3_host_read(rig.h, r, 24, 8, dest[3], 3) >= 0);  // the fourth fills the batch
+  CHECK_EQ(rig.c()->host_requests, before + 4);
+  for (int i = 4; i < 6; ++i) REQUIRE(pd3_host_read(rig.h, r, uint32_t(i * 8), 8, dest[i], uint64_t(i)) >= 0);
+  CHECK_EQ(rig.c()->host_requests, before + 4);
+  CHECK_EQ(pd3_host_flush(rig.h), PD3_OK);
+  CHECK_EQ(rig.c()->host_requests, before + 6);
+  CHECK_EQ(pd3_host_flush(rig.h), PD3_OK);  // nothing staged: a no-op
+  CHECK_EQ(rig.c()->host_requests, before + 6);
+  rig.agent->paused.store(false);
+  std::vector<uint64_t> done;
+  REQUIRE(poll_until(rig.h, [&](const pd3_completion& c) {
+    CHECK_EQ(c.status, PD3_OK);
+    done.push_back(c.user_data);
+  }, [&] { return done.size() == 6; }));
+  for (uint64_t i = 0; i < 6; ++i) CHECK_EQ(done[i], i);  // published, and answered, in issue order
+}
+
+TEST(host_publish_batch_is_checked) {
+  const std::string name = pd3test::unique_name("batch-cfg");
+  pd3_host_config cfg = config_for(name, {}, 0, PD3_MAX_PUBLISH_BATCH + 1);
+  pd3_host* h = nullptr;
+  CHECK_EQ(pd3_host_create(&cfg, &h), PD3_E_INVAL);
+  CHECK(h == nullptr);
+  CHECK(std::string(pd3_last_error()).find("publish_batch") != std::string::npos);
+  cfg.publish_batch = PD3_MAX_PUBLISH_BATCH;
+  REQUIRE(pd3_host_create(&cfg, &h) == PD3_OK);
+  pd3_host_close(h);
+  CHECK_EQ(pd3_host_flush(nullptr), PD3_E_INVAL);
+}
+
+TEST(host_staged_requests_fail_when_the_agent_dies_before_they_are_published) {
+  Rig rig({}, 50, 32);  // heartbeat timeout 50 ms
+  REQUIRE(rig.ok());
+  rig.agent->start();
+  const uint32_t r = allocate(rig.h, 1 << 16);
+  REQUIRE(r != 0);
+  rig.agent->stop();  // no more beats; the last one is fresh for 50 ms
+  const uint64_t before = rig.c()->host_requests;
+  uint8_t dest[5][8];
+  for (int i = 0; i < 5; ++i) REQUIRE(pd3_host_read(rig.h, r, 0, 8, dest[i], uint64_t(10 + i)) >= 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::vector<pd3_completion> got;
+  REQUIRE(poll_until(rig.h, [&](const pd3_completion& c) { got.push_back(c); }, [&] { return got.size() == 5; }));
+  for (int i = 0; i < 5; ++i) {
+    CHECK_EQ(got[i].user_data, uint64_t(10 + i));
+    CHECK_EQ(got[i].status, PD3_E_AGENT_DOWN);
+  }
+  CHECK_EQ(rig.c()->host_requests, before);  // never reached the ring
+  CHECK_EQ(pd3_host_inflight(rig.h), 0u);
+  CHECK_EQ(pd3_host_read(rig.h, r, 0, 8, dest[0], 99), PD3_E_AGENT_DOWN);
+}
+
+TEST(host_close_publishes_staged_requests_and_hands_every_id_back) {
+  Rig rig({}, 0, 32);
+  REQUIRE(rig.ok());
+  rig.agent->start();
+  const uint32_t r = allocate(rig.h, 1 << 16);
+  REQUIRE(r != 0);
+  rig.agent->paused.store(true);
+  pd3_host* h2 = nullptr;
+  REQUIRE(pd3_host_attach(rig.name.c_str(), &h2) == PD3_OK);
+  const uint8_t src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int i = 0; i < 20; ++i) REQUIRE(pd3_host_write(h2, r, uint32_t(i * 8), src, 8, uint64_t(i)) >= 0);
+  const uint64_t before = rig.c()->host_requests;
+  const uint64_t answered = rig.agent->answered.load();
+  pd3_host_close(h2);
+  CHECK_EQ(rig.c()->host_requests, before + 20);  // nothing issued is lost at close
+  rig.agent->paused.store(false);
+  REQUIRE(poll_until(rig.h, [&](const pd3_completion&) { CHECK(false); },  // h2's answers are discarded
+                     [&] { return rig.agent->answered.load() >= answered + 20 &&
+                                  pd3::load_relaxed(rig.c()->resp_head) == pd3::load_relaxed(rig.c()->resp_tail); }));
+  uint8_t dest[8];
+  REQUIRE(pd3_host_read(rig.h, r, 19 * 8, 8, dest, 7) >= 0);
+  bool read = false;
+  REQUIRE(poll_until(rig.h, [&](const pd3_completion& c) { read = c.user_data == 7 && c.status == PD3_OK; },
+                     [&] { return read; }));
+  CHECK(std::memcmp(dest, src, 8) == 0);
+  // Every id is free again (h2's staged, cached and answered ones): the whole limit is available.
+  rig.agent->paused.store(true);
+  int issued = 0, rc = 0;
+  while ((rc = pd3_host_read(rig.h, r, 0, 8, dest, 1000)) >= 0) ++issued;
+  CHECK_EQ(rc, PD3_E_INFLIGHT);
+  CHECK_EQ(issued, int(PD3_MAX_INFLIGHT));
+}
+
+TEST(host_threads_sharing_handles_lose_nothing) {
+  // Four threads on two handles (two threads each) issue 64-byte writes to their own stripes of
+  // one region, then read every stripe back, each polling its handle: staging, id caches and
+  // completion routing under concurrency. Every request completes exactly once, and the region
+  // holds what was written.
+  Rig rig({}, 0, 32);
+  REQUIRE(rig.ok());
+  rig.agent->start();
+  const uint32_t kThreads = 4, kPerThread = 3000, kSize = 64;
+  const uint32_t r = allocate(rig.h, kThreads * kPerThread * kSize);
+  REQUIRE(r != 0);
+  pd3_host* h2 = nullptr;
+  REQUIRE(pd3_host_attach(rig.name.c_str(), &h2) == PD3_OK);
+  pd3_host* handles[2] = {rig.h, h2};
+  const auto value = [](uint32_t t, uint32_t i, uint32_t b) { return uint8_t((t * 131 + i * 7 + b) ^ (i >> 8)); };
+  std::vector<std::atomic<uint8_t>> seen(2 * kThreads * kPerThread);
+  std::vector<uint8_t> back(size_t(kThreads) * kPerThread * kSize, 0);
+  std::atomic<uint32_t> errors{0}, duplicates{0};
+  std::atomic<uint32_t> completed[2] = {0, 0};
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      pd3_host* h = handles[t % 2];
+      std::atomic<uint32_t>& mine = completed[t % 2];
+      const auto drain = [&] {
+        pd3_completion out[32];
+        const int n = pd3_host_poll(h, out, 32);
+        for (int k = 0; k < std::max(n, 0); ++k) {
+          if (out[k].status != PD3_OK) errors.fetch_add(1);
+          if (seen[out[k].user_data].exchange(1) != 0) duplicates.fetch_add(1);
+          mine.fetch_add(1);
+        }
+        return n;
+      };
+      std::vector<uint8_t> data(kSize);
+      for (uint32_t phase = 0; phase < 2; ++phase) {
+        for (uint32_t i = 0; i < kPerThread; ++i) {
+          const uint32_t slot = t * kPerThread + i;
+          const uint64_t tag = uint64_t(phase) * kThreads * kPerThread + slot;
+          for (uint32_t b = 0; b < kSize; ++b) data[b] = value(t, i, b);
+          for (;;) {
+            const int rc = phase == 0 ? pd3_host_write(h, r, slot * kSize, data.data(), kSize, tag)
+                                      : pd3_host_read(h, r, slot * kSize, kSize, &back[size_t(slot) * kSize], tag);
+            if (rc >= 0) break;
+            if (rc != PD3_E_AGAIN && rc != PD3_E_INFLIGHT) {
+              errors.fetch_add(1);
+              return;
+            }
+            drain();
+          }
+          if (i % 16 == 0) drain();
+        }
+        // Both threads of a handle count its completions: wait for the pair's whole phase.
+        const uint32_t target = (phase + 1) * 2 * kPerThread;
+        const auto deadline = Clock::now() + std::chrono::seconds(30);
+        while (mine.load() < target && Clock::now() < deadline)
+          if (drain() == 0) std::this_thread::yield();
+        if (mine.load() < target) errors.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK_EQ(errors.load(), 0u);
+  CHECK_EQ(duplicates.load(), 0u);
+  CHECK_EQ(completed[0].load() + completed[1].load(), 2 * kThreads * kPerThread);
+  uint32_t wrong = 0;
+  for (uint32_t t = 0; t < kThreads; ++t)
+    for (uint32_t i = 0; i < kPerThread; ++i)
+      for (uint32_t b = 0; b < kSize; ++b) wrong += back[(size_t(t) * kPerThread + i) * kSize + b] != value(t, i, b);
+  CHECK_EQ(wrong, 0u);
+  CHECK_EQ(pd3_host_inflight(rig.h) + pd3_host_inflight(h2), 0u);
+  pd3_host_close(h2);
 }

@@ -87,6 +87,10 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     const double refraction = opt("directRefractionMs");
     if (refraction > 3'600'000) throw Napi::RangeError::New(env, "directRefractionMs must be at most 3600000");
     cfg.direct_refraction_ms = uint32_t(refraction);
+    const double batch = opt("publishBatch");
+    if (batch > PD3_MAX_PUBLISH_BATCH)
+      throw Napi::RangeError::New(env, "publishBatch must be at most " + std::to_string(PD3_MAX_PUBLISH_BATCH));
+    cfg.publish_batch = uint32_t(batch);
     if (const int rc = pd3_host_create(&cfg, &h_)) throw_status(env, rc, "create");
   }
 

@@ -1,8 +1,11 @@
 /* pd3/host.h — the host library's C ABI (libpd3host): remote memory through the agent, and
  * checkAndReturn over the Loading Zone. Link with -lpd3host; no Node.js needed.
  *
- * Threading: every function may be called from any thread. Requests are published lock-free into
- * the shared request ring. Completions are delivered per handle: pd3_host_poll() on a handle drains
+ * Threading: every function may be called from any thread. Requests through the agent are
+ * published lock-free into the shared request ring: each at once by default, or, with
+ * pd3_host_config.publish_batch above 1, staged per handle and published together (one
+ * reservation and one doorbell check per batch) at the handle's next pd3_host_poll(),
+ * pd3_host_wait(), pd3_host_flush() or pd3_host_close(), or as soon as it holds publish_batch. Completions are delivered per handle: pd3_host_poll() on a handle drains
  * the response ring (one poller at a time; a concurrent caller just collects what is already queued
  * for it) and returns only the completions of requests issued through that same handle. Give each
  * thread or each event loop its own handle with pd3_host_attach().
@@ -40,6 +43,9 @@ typedef struct pd3_host pd3_host;
 
 #define PD3_NAME_MAX 200u   /* segment names: 1..PD3_NAME_MAX chars of [A-Za-z0-9._-] */
 
+#define PD3_DEFAULT_PUBLISH_BATCH 1u /* pd3_host_config.publish_batch when 0: each request at once */
+#define PD3_MAX_PUBLISH_BATCH 4096u
+
 /* Everything pd3_host_create needs. Zero-initialise, then set `name`. */
 typedef struct pd3_host_config {
   const char* name;          /* the segment is /dev/shm/<name>, mode 0600 */
@@ -55,6 +61,10 @@ typedef struct pd3_host_config {
                                     region this long unless no other can take it; 0 = 1000 */
   const char* direct_tenant;  /* direct mode: the tenant this app is (NULL or "" = the default
                                  tenant); direct_token is then the tenant's credential */
+  uint32_t publish_batch;     /* requests through the agent a handle stages before it publishes
+                                 them without waiting for its next poll, wait or flush; 0 or 1 =
+                                 publish each at once; at most PD3_MAX_PUBLISH_BATCH. Staging
+                                 cuts the host's CPU per request (docs/host-library.md) */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */
@@ -80,12 +90,14 @@ PD3_API int pd3_host_create(const pd3_host_config* config, pd3_host** out);
 PD3_API int pd3_host_attach(const char* name, pd3_host** out);
 
 /* Releases a handle. Closing the creating handle unlinks the segment name; the memory stays mapped
- * until the last handle in the process is closed. Requests still in flight on this handle are
- * dropped: their completions are discarded and read destinations are no longer written. */
+ * until the last handle in the process is closed. Staged requests are published first (unless the
+ * request ring is full). Requests still in flight on this handle are dropped: their completions
+ * are discarded and read destinations are no longer written. */
 PD3_API void pd3_host_close(pd3_host* host);
 
 /* Issue requests. Each returns the request id (0..16383) or PD3_E_INFLIGHT (16384 in flight),
- * PD3_E_AGAIN (request ring full: back-pressure, nothing was written), PD3_E_TOO_BIG (can never fit
+ * PD3_E_AGAIN (the handle holds a full batch and the request ring has no room for it:
+ * back-pressure, nothing was staged; poll, then retry), PD3_E_TOO_BIG (can never fit
  * the request or response ring), PD3_E_INVAL, PD3_E_NOT_OWNER or PD3_E_CLOSED.
  * While the agent is down (heartbeat older than agent_timeout_ms, or never seen): PD3_E_AGENT_DOWN
  * with PD3_FALLBACK_FAIL; with PD3_FALLBACK_DIRECT (or PD3_HOST_DIRECT_ONLY) the request goes to
@@ -100,7 +112,13 @@ PD3_API int pd3_host_read(pd3_host* host, uint32_t region, uint32_t offset, uint
 PD3_API int pd3_host_write(pd3_host* host, uint32_t region, uint32_t offset, const void* src, uint32_t size,
                    uint64_t user_data);
 
-/* Completes up to `max` requests of this handle. Never blocks.
+/* Publishes the requests this handle has staged for the agent (poll and wait do it too).
+ * Returns PD3_OK, PD3_E_AGAIN (the request ring had room for only some, or none: the rest stay
+ * staged), PD3_E_INVAL or PD3_E_NOT_OWNER. Requests staged while the agent went down complete with
+ * PD3_E_AGENT_DOWN, or go to the memory servers directly under PD3_FALLBACK_DIRECT. */
+PD3_API int pd3_host_flush(pd3_host* host);
+
+/* Publishes this handle's staged requests, then completes up to `max` of its requests. Never blocks.
  * A response whose record is malformed completes its request with status PD3_E_CORRUPT. When the
  * agent's heartbeat has stopped, requests that went through the agent and are still unanswered
  * complete with PD3_E_AGENT_DOWN (their ids stay reserved until an agent acknowledges the fence,
@@ -109,8 +127,10 @@ PD3_API int pd3_host_write(pd3_host* host, uint32_t region, uint32_t offset, con
  * response ring's framing is broken (nothing more can be taken from it; recreate the segment). */
 PD3_API int pd3_host_poll(pd3_host* host, pd3_completion* out, uint32_t max);
 
-/* Blocks until this handle has completions to poll or `timeout_us` passes. Direct-mode sockets
- * wake it at once; the response ring is re-checked with a short sleep (about 50 us).
+/* Publishes this handle's staged requests, then blocks until it has completions to poll or
+ * `timeout_us` passes. Direct-mode sockets wake it at once. The response ring has no doorbell: it
+ * is re-checked after a sleep sized to let about a quarter of the handle's requests in flight be
+ * answered, at the rate answers have been arriving (50 us to 1 ms, never past the timeout).
  * Returns 1 if completions are waiting, 0 on timeout, or PD3_E_INVAL. */
 PD3_API int pd3_host_wait(pd3_host* host, uint32_t timeout_us);
 

@@ -1,0 +1,35 @@
+// agent_route.hpp — whether the agent is there to take ring requests, and what happens to the
+// requests it took when it is not (docs/host-library.md, "When the agent dies").
+#pragma once
+
+#include <cstdint>
+
+#include "host/host_core.hpp"
+
+namespace pd3 {
+
+class CompletionSink;
+
+// CLOCK_MONOTONIC and its coarse variant (a few ns instead of ~20, at a resolution of a few ms).
+uint64_t monotonic_ns();
+uint64_t coarse_ns();
+
+// Is the agent's heartbeat fresher than the core's timeout?
+bool agent_alive(const HostCore& core);
+// How many times an agent attached the segment.
+uint32_t agent_attaches(const HostCore& core);
+
+// The agent that took the ring's requests is gone — its heartbeat stopped, or a new agent attached
+// in its place (`restart`) — so some may never be answered: fails every request waiting on the
+// ring, fences the ring so no agent executes them later, and holds their ids until an agent
+// acknowledges the fence. Takes route_mu exclusively, then id_mu.
+void declare_agent_down(HostCore& core, bool restart);
+
+// Frees quarantined ids once an agent has acknowledged the fence and every response it published
+// before the acknowledgement was drained (the caller loaded `ack` before draining).
+void release_quarantine(HostCore& core, uint64_t ack);
+
+// Settles the ring first if a new agent attached since it was last settled.
+void settle_after_restart(HostCore& core);
+
+}  // namespace pd3

@@ -1,0 +1,54 @@
+// completion_pacer.hpp — how long pd3_host_wait sleeps between looks at the response ring, which
+// has no doorbell: long enough that a wake-up finds a batch of completions (a wake-up costs the
+// host several microseconds of CPU, more than handling dozens of completions), short enough that
+// a request waits little beyond its answer.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+namespace pd3 {
+
+// Learns the rate at which ring requests complete and turns it into a sleep. One writer (the
+// response ring's drainer, under poll_mu); any thread reads.
+class CompletionPacer {
+ public:
+  static constexpr uint64_t kMinSleepNs = 50'000;    // the sleep of a wait with nothing learnt
+  static constexpr uint64_t kMaxSleepNs = 1'000'000;
+  static constexpr uint32_t kBatchDivisor = 2;       // wake when ~half of the handle's requests are done
+  static constexpr uint32_t kMaxBatch = 1024;
+
+  // After a drain at `now_ns` that completed `completed` ring requests, with `waiting` ring
+  // requests in flight before it.
+  void on_drain(uint64_t now_ns, uint32_t completed, uint32_t waiting) {
+    if (waiting == 0) {
+      since_ns_ = now_ns;  // idle time is not time spent waiting for answers
+      return;
+    }
+    if (completed == 0) return;
+    const uint64_t sample = (now_ns - since_ns_) / completed;
+    since_ns_ = now_ns;
+    // relaxed: a hint for waiters; a stale value only mis-sizes one sleep.
+    const uint64_t old = ns_per_completion_.load(std::memory_order_relaxed);
+    ns_per_completion_.store(old == 0 ? sample : (old * 7 + sample) / 8, std::memory_order_relaxed);
+  }
+
+  // The sleep for a handle with `inflight` requests out, at most `remaining_ns`.
+  uint64_t sleep_ns(uint32_t inflight, uint64_t remaining_ns) const {
+    // relaxed: see on_drain.
+    const uint64_t per = ns_per_completion_.load(std::memory_order_relaxed);
+    const uint64_t want = std::clamp<uint32_t>(inflight / kBatchDivisor, 1, kMaxBatch);
+    const uint64_t ns = std::clamp<uint64_t>(per * want, kMinSleepNs, kMaxSleepNs);
+    return std::min(ns, remaining_ns);
+  }
+
+  // Nanoseconds per completion learnt so far (0: nothing yet).
+  uint64_t ns_per_completion() const { return ns_per_completion_.load(std::memory_order_relaxed); }
+
+ private:
+  uint64_t since_ns_ = 0;  // drainer only
+  std::atomic<uint64_t> ns_per_completion_{0};
+};
+
+}  // namespace pd3

@@ -1,0 +1,40 @@
+// completion_queue.hpp — a handle's finished requests, oldest first: appended in runs by the
+// drainer, taken in runs by pd3_host_poll, in one vector that keeps its capacity (no allocation
+// per completion, one copy per run). Not thread-safe: the handle's queue_mu guards it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "pd3/host.h"
+
+namespace pd3 {
+
+class CompletionQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+
+  void push(const pd3_completion& c) { items_.push_back(c); }
+  void push(const pd3_completion* first, size_t n) { items_.insert(items_.end(), first, first + n); }
+
+  // Moves up to `max` of the oldest into `out`; returns how many.
+  size_t pop(pd3_completion* out, size_t max) {
+    const size_t n = std::min(max, size());
+    if (n) std::memcpy(out, items_.data() + head_, n * sizeof(pd3_completion));
+    head_ += n;
+    if (head_ == items_.size()) {
+      items_.clear();  // keeps the capacity
+      head_ = 0;
+    }
+    return n;
+  }
+
+ private:
+  std::vector<pd3_completion> items_;
+  size_t head_ = 0;  // items_[0, head_) were taken
+};
+
+}  // namespace pd3

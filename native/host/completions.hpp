@@ -1,0 +1,43 @@
+// completions.hpp — from the response ring (and the direct path) to the issuing handles' queues.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "host/host_core.hpp"
+
+namespace pd3 {
+
+// Completions on their way to handle queues: consecutive ones for the same handle are queued
+// under one lock (a poll usually completes a whole batch of one handle's requests). The batch
+// lives in a per-thread buffer that keeps its capacity: a drain of thousands of completions would
+// otherwise allocate and free tens of KiB per poll, and glibc gives such memory back to the
+// kernel (madvise, a TLB flush) from a thread's arena each time.
+class CompletionSink {
+ public:
+  CompletionSink();
+  ~CompletionSink();
+  CompletionSink(const CompletionSink&) = delete;
+  CompletionSink& operator=(const CompletionSink&) = delete;
+  void push(pd3_host* h, const pd3_completion& c) {
+    if (h != handle_) flush();
+    handle_ = h;
+    batch_->push_back(c);
+  }
+  void flush();
+
+ private:
+  pd3_host* handle_ = nullptr;
+  std::vector<pd3_completion> own_;     // used when this thread's buffer is taken by an outer sink
+  std::vector<pd3_completion>* batch_;  // this thread's buffer, or own_
+  bool borrowed_ = false;
+};
+
+// Hands a completion to the issuing handle and frees or quarantines the id. Caller holds id_mu.
+void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine, CompletionSink& sink);
+
+// Everything poll and wait do before handing out completions: drain the response ring, pump the
+// direct path, notice a dead agent, release quarantined ids.
+void collect(HostCore& core);
+
+}  // namespace pd3

@@ -1,0 +1,130 @@
+// host_core.hpp — the per-process state of one segment (HostCore) and a handle on it (pd3_host),
+// shared by the files of libpd3host. docs/host-library.md describes the locks and their order:
+// a handle's issue_mu, then the core's route_mu, then id_mu; poll_mu, then id_mu.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "common/lz_view.hpp"
+#include "common/segment.hpp"
+#include "common/spin_lock.hpp"
+#include "host/completion_pacer.hpp"
+#include "host/completion_queue.hpp"
+#include "host/direct_path.hpp"
+#include "host/hint_forwarder.hpp"
+#include "host/request_batch.hpp"
+#include "pd3/host.h"
+
+namespace pd3 {
+
+// One request between issue and completion.
+struct Inflight {
+  pd3_host* handle = nullptr;  // nullptr: free, or its handle was closed (completion discarded)
+  void* dest = nullptr;        // READ destination
+  uint32_t dest_cap = 0;
+  uint64_t user_data = 0;
+  uint16_t op = 0;
+  uint16_t ctl = 0;     // CONTROL sub-op (PD3_CTL_*), 0 otherwise
+  uint32_t region = 0;  // the region the request names (DEALLOCATE: the one released)
+  bool busy = false;
+  bool via_ring = false;     // went through the agent (else direct to a memory server)
+  bool quarantined = false;  // failed when the agent was declared down; id held until the fence ack
+};
+
+// Per-process state of one segment, shared by all its handles.
+struct HostCore {
+  std::unique_ptr<Segment> segment;
+  LzView zone;
+  bool owner;                    // this process created the segment and may issue requests
+  uint32_t agent_timeout_ms;
+  uint32_t publish_batch;        // requests a handle stages before it publishes them
+  std::mutex id_mu;              // guards free_ids, table, ring_inflight and quarantine_fence
+  std::vector<uint16_t> free_ids;
+  std::array<Inflight, PD3_MAX_INFLIGHT> table{};
+  std::mutex poll_mu;            // one drainer of the response ring at a time
+  HintForwarder hints;           // guarded by poll_mu: the agent's prefetch hints (issuer "host")
+  CompletionPacer pacer;         // written under poll_mu, read by waiters
+  std::atomic<bool> ring_broken{false};
+  std::atomic<uint64_t> stray_responses{0};
+  // The producers' copy of the agent's req_head (SlotRing::reserve_mp): the agent's line is read
+  // only when the ring looks full.
+  std::atomic<uint64_t> req_head_cache{0};
+
+  // Routing (docs/host-library.md, "When the agent dies"). Publishers to the ring hold route_mu
+  // shared from their liveness check to their publish; declaring the agent down holds it
+  // exclusively, so no ring request slips in beyond the fence it sets.
+  std::shared_mutex route_mu;
+  uint32_t fallback = PD3_FALLBACK_FAIL;
+  bool direct_only = false;
+  std::unique_ptr<DirectPath> direct;  // null when no direct servers are configured
+  // Written under id_mu (add_under_lock); read without it only as hints, re-checked under id_mu.
+  std::atomic<uint32_t> ring_inflight{0};   // requests in the ring, not yet answered or failed
+  std::atomic<uint64_t> quarantine_fence{0};  // 0 = nothing quarantined
+  std::atomic<uint32_t> seen_attaches{0};   // agent_attaches when the ring requests were last settled
+
+  HostCore(std::unique_ptr<Segment> seg, bool is_owner, uint32_t timeout_ms, uint32_t batch)
+      : segment(std::move(seg)), zone(segment->control()), owner(is_owner), agent_timeout_ms(timeout_ms),
+        publish_batch(batch) {
+    free_ids.reserve(PD3_MAX_INFLIGHT);
+    for (uint32_t id = PD3_MAX_INFLIGHT; id-- > 0;) free_ids.push_back(uint16_t(id));
+  }
+  pd3_control* control() const { return segment->control(); }
+};
+
+// `v += delta` for a counter whose writers all hold one lock: a relaxed load and store, no locked
+// instruction (readers without the lock only take it as a hint).
+template <class T, class D>
+void add_under_lock(std::atomic<T>& v, D delta) {
+  v.store(T(v.load(std::memory_order_relaxed) + T(delta)), std::memory_order_relaxed);
+}
+
+// Ids a handle took from the core in one go, so issuing a ring request does not lock id_mu.
+// Guarded by the handle's issue_mu.
+class IdCache {
+ public:
+  static constexpr size_t kRefill = 64;
+
+  // An id, refilling from the core when empty; -1 when the core has none left either.
+  int take(HostCore& core) {
+    if (ids_.empty()) {
+      std::lock_guard lock(core.id_mu);
+      const size_t n = std::min(kRefill, core.free_ids.size());
+      ids_.assign(core.free_ids.end() - ptrdiff_t(n), core.free_ids.end());
+      core.free_ids.resize(core.free_ids.size() - n);
+    }
+    if (ids_.empty()) return -1;
+    const uint16_t id = ids_.back();
+    ids_.pop_back();
+    return id;
+  }
+  // Returns an id that was taken but not used.
+  void put_back(uint16_t id) { ids_.push_back(id); }
+  // Hands every cached id back to the core (handle closing). Caller holds id_mu.
+  void release_all_locked(HostCore& core) {
+    core.free_ids.insert(core.free_ids.end(), ids_.begin(), ids_.end());
+    ids_.clear();
+  }
+
+ private:
+  std::vector<uint16_t> ids_;
+};
+
+}  // namespace pd3
+
+// A handle: a core plus this handle's staged requests and completions.
+struct pd3_host {
+  std::shared_ptr<pd3::HostCore> core;
+  bool creator = false;
+  pd3::SpinLock issue_mu;            // guards ids and staged (a handle may be used from any thread)
+  pd3::IdCache ids;
+  pd3::RequestBatch staged;          // ring requests not yet published
+  std::mutex queue_mu;
+  pd3::CompletionQueue queue;
+  std::atomic<uint32_t> inflight{0};
+};

@@ -1,0 +1,61 @@
+// request_batch.hpp — a handle's ring requests, staged and then published together: one
+// reservation, one doorbell and one counter update per batch instead of per request (issue 14).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/slot_ring.hpp"
+#include "pd3/segment.h"
+#include "pd3/wire.h"
+
+namespace pd3 {
+
+// One staged request: its id (what it is waiting for is in the in-flight table) and its record.
+struct StagedRequest {
+  uint16_t id = 0;
+  uint32_t record_offset = 0;  // header + payload in the batch's bytes
+  uint32_t record_len = 0;
+};
+
+// Requests staged in order. Not thread-safe: its handle's issue_mu guards it.
+class RequestBatch {
+ public:
+  // Staged record bytes past which a handle publishes at once rather than at its next poll.
+  static constexpr uint64_t kMaxSlotBytes = 64u << 10;
+
+  // Appends request `id`: `hdr` already carries the id; `payload_len` bytes of `payload` follow it.
+  void add(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len);
+
+  bool empty() const { return meta_.empty(); }
+  uint32_t size() const { return uint32_t(meta_.size()); }
+  // Ring bytes the staged requests take (slot headers and alignment included).
+  uint64_t slot_bytes() const { return slot_bytes_; }
+  const StagedRequest& at(uint32_t i) const { return meta_[i]; }
+  const uint8_t* record(uint32_t i) const { return bytes_.get() + meta_[i].record_offset; }
+
+  // Writes the first `n` staged requests into `ring` as one run of slots and seals them in order.
+  // Returns false (nothing written) if the ring lacks room for all `n`.
+  [[nodiscard]] bool publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const;
+  // Ring bytes of the first `n` staged requests.
+  uint64_t prefix_bytes(uint32_t n) const;
+
+  // Forgets the first `n` staged requests (published or failed).
+  void drop_front(uint32_t n);
+  // Forgets the last staged request (it was refused).
+  void drop_back();
+
+ private:
+  // Grows bytes_ to hold `more` further bytes, without zero-filling them (they are written next).
+  uint8_t* extend(uint32_t more);
+
+  std::vector<StagedRequest> meta_;
+  std::unique_ptr<uint8_t[]> bytes_;
+  uint32_t bytes_used_ = 0;
+  uint32_t bytes_cap_ = 0;
+  uint64_t slot_bytes_ = 0;
+};
+
+}  // namespace pd3
