@@ -166,7 +166,7 @@ export const AGENT_SETTINGS = {
   dpdkArgs: text(4096, {
     flag: 'dpdk-args',
     arg: 'ARGS',
-    help: 'dpdk only: EAL arguments separated by spaces, no quoting (no argument may contain a space), e.g. "--no-huge --no-pci --no-shconf -m 256 --vdev=net_af_packet0,iface=m1,framesz=32768"',
+    help: 'dpdk only: EAL arguments separated by spaces, no quoting (no argument may contain a space); give them as --dpdk-args="..." since they start with dashes, e.g. "--no-huge --no-pci --no-shconf -m 256 --vdev=net_af_packet0,iface=m1,framesz=32768"',
     fallback: "none: the EAL's defaults (hugepages, every PCI device)",
   }),
   dpdkPort: text(256, {

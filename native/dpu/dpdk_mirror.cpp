@@ -86,7 +86,7 @@ std::string find_probe() {
   return "";
 }
 
-// The probe's own reason (its "pd3-dpdk-probe: " line) with the two log lines before it (the
+// The probe's own reason (its "pd3-dpdk-probe: " line) with the three log lines before it (the
 // EAL's own words), or the last three lines of its output when it gave none (the EAL exited).
 std::string probe_reason(const std::string& output) {
   static constexpr std::string_view kPrefix = "pd3-dpdk-probe: ";
@@ -107,7 +107,7 @@ std::string probe_reason(const std::string& output) {
     }
   }
   std::string log;
-  for (size_t i = last >= (own.empty() ? 3 : 2) ? last - (own.empty() ? 3 : 2) : 0; i < last; ++i)
+  for (size_t i = last >= 3 ? last - 3 : 0; i < last; ++i)
     log += (log.empty() ? "" : "; ") + lines[i];
   if (own.empty()) return log.empty() ? "no output" : log;
   return log.empty() ? own : own + " [" + log + "]";

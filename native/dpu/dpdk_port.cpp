@@ -2,6 +2,7 @@
 // the call, the port and DPDK's reason; nothing here exits the process.
 #include "dpu/dpdk_port.hpp"
 
+#include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -194,6 +195,7 @@ bool RxPort::open(const RxPortSetup& setup, std::string* error) {
     *error = where + ": rte_eth_dev_info_get: " + rte_reason(rc);
     return false;
   }
+  if_index_ = info.if_index;
   static std::atomic<unsigned> pools{0};
   // relaxed: only makes pool names unique.
   const std::string pool_name = "pd3rx" + std::to_string(pools.fetch_add(1, std::memory_order_relaxed));
@@ -258,6 +260,8 @@ void RxPort::close() {
 
 bool RxPort::link_up() const {
   if (!opened_ || !rte_eth_dev_is_valid_port(id_)) return false;
+  char kernel_name[IF_NAMESIZE];
+  if (if_index_ != 0 && if_indextoname(if_index_, kernel_name) == nullptr) return false;
   rte_eth_link link{};
   if (rte_eth_link_get_nowait(id_, &link) != 0) return false;
   return link.link_status == RTE_ETH_LINK_UP;

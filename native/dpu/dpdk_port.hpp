@@ -52,7 +52,8 @@ class RxPort {
 
   uint16_t id() const { return id_; }
   const std::string& name() const { return name_; }
-  // The link state now (false also when the port is gone).
+  // The link state now: false also when the port is gone, or when it stands for a kernel interface
+  // (af_packet: dev_info.if_index) that no longer exists — the driver's own link state misses that.
   bool link_up() const;
 
  private:
@@ -60,6 +61,7 @@ class RxPort {
   uint16_t id_ = 0;
   std::string name_;
   std::string plugged_;       // the vdev name open() plugged in ("" if the port existed)
+  unsigned if_index_ = 0;     // the kernel interface behind the port, 0 for none
   int promisc_before_ = -1;   // rte_eth_promiscuous_get before open(); -1: not changed
   rte_mempool* pool_ = nullptr;
 };

@@ -264,7 +264,8 @@ int PacketMirror::setup_ring(const MirrorOptions& o) {
       std::memcpy(ifr.ifr_name, o.interface.c_str(), o.interface.size());
       if (ioctl(sock_.get(), SIOCGIFMTU, &ifr) != 0)
         return fail(PD3_E_SYS, "mirror: SIOCGIFMTU %s: %s", o.interface.c_str(), std::strerror(errno));
-      const uint64_t want = TPACKET_ALIGN(TPACKET2_HDRLEN + kLinkRoom) + uint64_t(std::max(ifr.ifr_mtu, 576));
+      // Rounded up to TPACKET_ALIGNMENT: the kernel refuses other frame sizes (an MTU of 1500 is not one).
+      const uint64_t want = TPACKET_ALIGN(TPACKET_ALIGN(TPACKET2_HDRLEN + kLinkRoom) + uint64_t(std::max(ifr.ifr_mtu, 576)));
       if (want > o.block_size)
         return fail(PD3_E_INVAL,
                     "mirror: a v2 frame for %s's MTU %d needs %llu bytes, more than block_size %u; raise block_size",
