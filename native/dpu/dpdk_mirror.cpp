@@ -268,9 +268,10 @@ class Mirror final : public DpdkMirror {
     publish();
     opened.set_value("");
     (void)prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);
+    cpu_base_ = thread_cpu_ns();  // the EAL's start-up (it touches all its memory) is not capture work
     loop();
     flows_->close_all();
-    local_.cpu_ns = thread_cpu_ns();
+    local_.cpu_ns = thread_cpu_ns() - cpu_base_;
     publish();
     port_.close();
   }
@@ -367,7 +368,7 @@ class Mirror final : public DpdkMirror {
           "DPDK port " + port_.name() + (up ? ": link up again, capturing" : ": link down or port gone; capture paused, the agent keeps serving the host"));
     }
     local_.link_up = up;
-    local_.cpu_ns = thread_cpu_ns();
+    local_.cpu_ns = thread_cpu_ns() - cpu_base_;
   }
 
   void publish() {
@@ -388,6 +389,7 @@ class Mirror final : public DpdkMirror {
   DuplicateFilter dups_;
   std::vector<uint8_t> scratch_;  // chained mbufs are copied here
   DpdkMirrorStats local_;         // the thread's own counters, published by publish()
+  uint64_t cpu_base_ = 0;         // the thread's CPU time when its loop began
   Counters counters_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -78,7 +78,8 @@ struct DpdkMirrorStats {
   uint64_t link_downs = 0;        // times the port's link went down (or the port went away)
   uint64_t link_up = 0;           // now: 1 while the link is up
   uint64_t lag_unmeasured = 0;    // frames of the first burst (no earlier poll to measure from)
-  uint64_t cpu_ns = 0;            // CPU time of the capture thread (read every link check)
+  uint64_t cpu_ns = 0;            // CPU time of the capture loop (read every link check; the EAL's
+                                  // start-up on the same thread is left out)
   ReassemblyStats flows;          // the reassembler's counters
 };
 
