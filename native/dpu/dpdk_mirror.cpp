@@ -305,11 +305,12 @@ class Mirror final : public DpdkMirror {
         }
       }
       prev_poll = now;
-      if (now >= next_tick) {
+      const bool ticked = now >= next_tick;
+      if (ticked) {
         tick(now);
         next_tick = now + tick_ns;
       }
-      if (n > 0 || now >= next_tick - tick_ns) publish();
+      if (n > 0 || ticked) publish();
     }
   }
 
