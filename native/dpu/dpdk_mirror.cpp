@@ -37,8 +37,7 @@
 #include "common/unique_fd.hpp"
 #include "dpu/capture_thread.hpp"
 #include "dpu/dpdk_port.hpp"
-#include "dpu/duplicate_filter.hpp"
-#include "dpu/frame_feed.hpp"
+#include "dpu/port_frame_feed.hpp"
 #include "pd3/status.h"
 
 extern char** environ;
@@ -176,7 +175,7 @@ void set(std::atomic<uint64_t>& counter, uint64_t v) { counter.store(v, std::mem
 class Mirror final : public DpdkMirror {
  public:
   Mirror(const DpdkMirrorOptions& o, uint32_t data_room, std::vector<std::string> eal_args)
-      : options_(o), data_room_(data_room), eal_args_(std::move(eal_args)), dups_(kDuplicateWindowNs) {}
+      : options_(o), data_room_(data_room), eal_args_(std::move(eal_args)), feed_(o.app_port, kDuplicateWindowNs) {}
   ~Mirror() override { stop(); }
 
   int init(FlowCallbacks callbacks) {
@@ -314,7 +313,8 @@ class Mirror final : public DpdkMirror {
     }
   }
 
-  // One frame: duplicate check, capture lag, then decode and reassembly; the mbuf is freed.
+  // One frame: PortFrameFeed (repeats dropped, decode, reassembly) and, unless it was a repeat,
+  // its capture lag up to the moment it was handed on; the mbuf is freed.
   void handle(rte_mbuf* m, uint64_t prev_poll, uint64_t now) {
     ++local_.frames;
     const uint8_t* frame = rte_pktmbuf_mtod(m, const uint8_t*);
@@ -324,30 +324,36 @@ class Mirror final : public DpdkMirror {
       scratch_.resize(len);
       frame = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, scratch_.data()));
     }
-    if (frame == nullptr || dups_.seen_again(frame, len, now)) {
-      if (frame != nullptr) ++local_.frames_duplicate;
+    if (frame == nullptr) {  // cannot happen for len = pkt_len; counted as malformed if it did
+      ++local_.frames_malformed;
       rte_pktmbuf_free(m);
       return;
     }
-    if (prev_poll == 0) {
-      ++local_.lag_unmeasured;
-    } else {
-      counters_.lag.record(now_ns() - prev_poll);
+    const uint64_t handed = now_ns();
+    const PortFeedResult result = feed_.feed(frame, len, *flows_, now);
+    if (result != PortFeedResult::kDuplicate) {
+      if (prev_poll == 0) {
+        ++local_.lag_unmeasured;
+      } else {
+        counters_.lag.record(handed - prev_poll);
+      }
     }
-    const uint32_t claimed = uint32_t(std::min<size_t>(claimed_frame_length(LinkType::kEthernet, frame, len), UINT32_MAX));
-    switch (feed_frame(LinkType::kEthernet, frame, len, claimed, options_.app_port, *flows_, now)) {
-      case FeedResult::kSegment:
+    switch (result) {
+      case PortFeedResult::kDuplicate:
+        ++local_.frames_duplicate;
         break;
-      case FeedResult::kCut:
+      case PortFeedResult::kSegment:
+        break;
+      case PortFeedResult::kCut:
         ++local_.frames_truncated;
         break;
-      case FeedResult::kNotTcp:
+      case PortFeedResult::kNotTcp:
         ++local_.frames_not_tcp;
         break;
-      case FeedResult::kFragment:
+      case PortFeedResult::kFragment:
         ++local_.frames_fragment;
         break;
-      case FeedResult::kMalformed:
+      case PortFeedResult::kMalformed:
         ++local_.frames_malformed;
         break;
     }
@@ -387,7 +393,7 @@ class Mirror final : public DpdkMirror {
   std::vector<std::string> eal_args_;
   RxPort port_;
   std::unique_ptr<TcpReassembler> flows_;
-  DuplicateFilter dups_;
+  PortFrameFeed feed_;
   std::vector<uint8_t> scratch_;  // chained mbufs are copied here
   DpdkMirrorStats local_;         // the thread's own counters, published by publish()
   uint64_t cpu_base_ = 0;         // the thread's CPU time when its loop began
