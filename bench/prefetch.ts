@@ -121,6 +121,8 @@ function openMirrorPort(): { name: string; appIp: string; agentArgs: string[] } 
   const up = spawnSync(MIRROR_PORT_SCRIPT, ['up', name, subnet], { encoding: 'utf8' });
   if (up.status !== 0) throw new Error(`--mirror dpdk needs a mirror port: ${(up.stdout + up.stderr).trim()}`);
   process.on('exit', () => spawnSync(MIRROR_PORT_SCRIPT, ['down', name]));
+  // A stop signal takes the mirror port down too (a SIGKILL cannot: scripts/mirror-port.sh down NAME).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
   const vdev = `--vdev=net_af_packet0,iface=${name}p,blocksz=32768,framesz=32768`;
   return {
     name,
