@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "dpu/dpdk_mirror.hpp"
 #include "dpu/duplicate_filter.hpp"
 #include "dpu/packet_decode.hpp"
 #include "dpu/port_frame_feed.hpp"
@@ -245,4 +246,38 @@ TEST(duplicate_filter_remembers_64_frames_and_matches_each_once) {
   std::vector<uint8_t> longer(200, 7), shorter(199, 7);
   CHECK(!filter.seen_again(longer.data(), longer.size(), 4));
   CHECK(!filter.seen_again(shorter.data(), shorter.size(), 4));
+}
+
+// Both builds: DpdkMirror::start refuses bad options before touching DPDK; a build without DPDK
+// refuses everything with the message the agent prints (CMake's one choice: dpdk_absent.cpp).
+TEST(dpdk_mirror_start_refuses_bad_options_and_a_build_without_dpdk_says_so) {
+  std::unique_ptr<pd3::DpdkMirror> m;
+  pd3::DpdkMirrorOptions o;
+  o.port = "net_af_packet0";
+  o.app_port = 0;  // invalid in every build
+  CHECK_EQ(pd3::DpdkMirror::start(o, pd3::FlowCallbacks{}, &m), PD3_E_INVAL);
+  CHECK(m == nullptr);
+  if (!pd3::dpdk_mirror_built_in()) {
+    CHECK(std::strstr(pd3_last_error(), pd3::kDpdkNotBuiltIn) != nullptr);
+    return;
+  }
+  CHECK(std::strstr(pd3_last_error(), "app's port is 0") != nullptr);
+  o.app_port = 6379;
+  o.sleep_min_us = 300;
+  o.sleep_max_us = 200;
+  CHECK_EQ(pd3::DpdkMirror::start(o, pd3::FlowCallbacks{}, &m), PD3_E_INVAL);
+  o.sleep_min_us = 1;
+  o.mbufs = 100;  // fewer than 512 descriptors + a burst
+  CHECK_EQ(pd3::DpdkMirror::start(o, pd3::FlowCallbacks{}, &m), PD3_E_INVAL);
+  CHECK(std::strstr(pd3_last_error(), "cannot fill") != nullptr);
+  std::vector<std::string> args;
+  std::string error;
+  CHECK(pd3::split_eal_args("  --no-huge\t-m 256  ", &args, &error));
+  CHECK(args == (std::vector<std::string>{"--no-huge", "-m", "256"}));
+  std::string many;
+  for (uint32_t i = 0; i <= pd3::kDpdkMaxEalArgs; ++i) many += "a ";
+  CHECK(!pd3::split_eal_args(many, &args, &error));
+  CHECK(error.find("more than 64 EAL arguments") != std::string::npos);
+  CHECK_EQ(pd3::largest_framesz("--vdev=net_af_packet0,iface=lo,framesz=2048 net_af_packet1,framesz=32768,blocksz=32768"), 32768u);
+  CHECK_EQ(pd3::largest_framesz("--vdev=x,notframesz=99999"), 0u);
 }
