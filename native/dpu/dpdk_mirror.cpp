@@ -51,7 +51,7 @@ constexpr uint64_t kDuplicateWindowNs = 10 * kNsPerMs;  // a loopback packet's t
 constexpr uint64_t kTimerSlackNs = 1000;  // the default 50 µs slack would stretch every short sleep
 constexpr size_t kProbeOutputMax = 64 << 10;
 
-int validate(const DpdkMirrorOptions& o) {
+[[nodiscard]] int validate(const DpdkMirrorOptions& o) {
   if (o.app_port == 0) return fail(PD3_E_INVAL, "dpdk: the app's port is 0");
   if (o.port.empty()) return fail(PD3_E_INVAL, "dpdk: no port to receive on (--dpdk-port)");
   if (o.mbufs < kDpdkMinMbufs || o.mbufs > kDpdkMaxMbufs)
@@ -113,7 +113,7 @@ std::string probe_reason(const std::string& output) {
 }
 
 // Runs the probe with the options; PD3_OK when the EAL and the port came up in it.
-int run_probe(const DpdkMirrorOptions& o, const std::vector<std::string>& eal_args, uint32_t data_room) {
+[[nodiscard]] int run_probe(const DpdkMirrorOptions& o, const std::vector<std::string>& eal_args, uint32_t data_room) {
   const std::string path = o.probe_path.empty() ? find_probe() : o.probe_path;
   if (path.empty() || access(path.c_str(), X_OK) != 0)
     return fail(PD3_E_SYS, "dpdk: the probe program pd3-dpdk-probe is missing (%s); rebuild", path.empty() ? "not found next to the agent's library" : path.c_str());
@@ -178,7 +178,9 @@ class Mirror final : public DpdkMirror {
       : options_(o), data_room_(data_room), eal_args_(std::move(eal_args)), feed_(o.app_port, kDuplicateWindowNs) {}
   ~Mirror() override { stop(); }
 
-  int init(FlowCallbacks callbacks) {
+  // Builds the reassembler and starts the thread; returns once the EAL and the port are up (PD3_OK)
+  // or refused (PD3_E_INVAL with the reason; the thread has ended).
+  [[nodiscard]] int init(FlowCallbacks callbacks) {
     ReassemblyOptions ro;
     ro.server_ip = options_.ip;
     ro.server_port = options_.app_port;

@@ -25,6 +25,7 @@ class DuplicateFilter {
   [[nodiscard]] bool seen_again(const uint8_t* frame, size_t len, uint64_t now);
 
  private:
+  // One remembered frame: its fingerprint and when it was seen.
   struct Entry {
     uint64_t fingerprint = 0;  // 0: empty
     uint64_t at = 0;
