@@ -25,7 +25,9 @@ const USAGE = `usage: npm run bench -- e2e [options]
   --apps A,B            apps to run: pd3-kv, hashmap, page-server (default: all; --quick: pd3-kv)
   --modes A,B           modes to run (default: all six: local, sync, async, leap, pd3-noprefetch, pd3)
 ${LAYOUT_USAGE}
-  --mirror afpacket|tee how the agent sees requests (default afpacket; tee where raw sockets are refused)
+  --mirror afpacket|tee|dpdk how the agent sees requests (default afpacket; tee where raw sockets are refused;
+                        dpdk: DPDK's af_packet driver on lo, and pd3-kv's pd3 mode also with afpacket and
+                        tee beside it)
   --no-sweeps           skip the local cache and Loading Zone sweeps
   --zone-wait-us N      every app in pd3 mode: how long a zone miss waits for its prefetch (default: each app's, 100)
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
@@ -65,7 +67,8 @@ function parseOptions() {
         help: { type: 'boolean', default: false },
       },
     });
-    if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
+    if (values.mirror !== 'afpacket' && values.mirror !== 'tee' && values.mirror !== 'dpdk')
+      throw new Error(`--mirror: afpacket, tee or dpdk, got '${values.mirror}'`);
     checkLayoutOptions(values);
     const wait = values['zone-wait-us'];
     if (wait !== undefined && !/^\d{1,7}$/.test(wait)) throw new Error(`--zone-wait-us: a whole number of µs, got '${wait}'`);
@@ -111,7 +114,7 @@ const base: RunSpec = {
   zoneBytes: 16 << 20,
   warmupMs: quick ? 700 : 2000,
   durationMs: quick ? 1500 : 5000,
-  mirror: opts.mirror as 'afpacket' | 'tee',
+  mirror: opts.mirror as 'afpacket' | 'tee' | 'dpdk',
   agentArgs,
   ...(opts['zone-wait-us'] !== undefined ? { zoneWaitUs: Number(opts['zone-wait-us']) } : {}),
 };
@@ -254,11 +257,27 @@ async function findLoad(): Promise<void> {
     client_load_in_use: load(CLIENT_LOAD) }));
 }
 
+const pct = (v: number | null): string => (v === null ? '—' : `${(100 * v).toFixed(1)}%`);
+const us = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
 const results: ModeResult[] = [];
 const clientLine = `pd3-loadgen ${CLIENT_LOAD.connections} connections × ${CLIENT_LOAD.pipeline} outstanding (pd3-kv, hashmap)`;
 console.log(`e2e: ${apps.join(', ')} × ${modes.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +
   `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}, client ${clientLine}`);
 for (const app of apps) for (const mode of modes) results.push(await run(app, mode, base));
+// --mirror dpdk: pd3-kv's pd3 mode with the other backends too, same layout and load, beside it.
+const backends: Array<{ mirror: string; r: ModeResult }> = [];
+if (base.mirror === 'dpdk' && modes.includes('pd3') && apps.includes('pd3-kv')) {
+  for (const mirror of ['afpacket', 'tee'] as const) {
+    backends.push({ mirror, r: await run('pd3-kv', 'pd3', { ...base, mirror }, ` [${mirror}]`) });
+  }
+  const own = results.find((r) => r.app === 'pd3-kv' && r.mode === 'pd3');
+  if (own) backends.push({ mirror: 'dpdk', r: own });
+  console.log('\npd3-kv pd3 by mirror backend:');
+  for (const b of backends) {
+    console.log(`  ${b.mirror.padEnd(9)} ${b.r.kops.toFixed(1).padStart(7)} kops/s  p99 ${b.r.p99Us.toFixed(0).padStart(6)} µs  ` +
+      `zone hits ${pct(b.r.hitRate)}  DPU CPU ${us(b.r.dpuCpuUsPerOp)} µs/op`);
+  }
+}
 
 // Sweeps on pd3-kv (Fig. 21: local cache size; Fig. 23: Loading Zone size).
 const cacheSweep: Array<{ percent: number; mode: Mode; r: ModeResult }> = [];
@@ -277,8 +296,6 @@ if (sweeps) {
 // ---- report ---------------------------------------------------------------------------------------
 
 mkdirSync(outDir, { recursive: true });
-const pct = (v: number | null): string => (v === null ? '—' : `${(100 * v).toFixed(1)}%`);
-const us = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
 const tableLines = [
   '| app | mode | kops/s | p50 µs | p99 µs | zone hit rate | app CPU (cores) | host CPU µs/op | DPU CPU µs/op | memserver CPU µs/op | remote read µs | errors |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -321,6 +338,9 @@ const summary = {
   sync_remote_read_us: num(kv('sync')?.remoteReadUs),
   nopf_remote_read_us: num(kv('pd3-noprefetch')?.remoteReadUs),
   pd3_remote_read_us: num(pd3?.remoteReadUs),
+  mirror: base.mirror,
+  // --mirror dpdk: pd3-kv pd3 with each backend (kops/s, zone hit rate).
+  ...Object.fromEntries(backends.flatMap((b) => [[`pd3_${b.mirror}_kops`, num(b.r.kops)], [`pd3_${b.mirror}_hit_rate`, num(b.r.hitRate, 4)]])),
 };
 if (pd3 && kv('local') && kv('sync') && kv('async')) {
   console.log(`pd3/local ${(pd3.kops / kv('local')!.kops).toFixed(2)} (target ≥ 0.6), pd3/sync ${(pd3.kops / kv('sync')!.kops).toFixed(2)} (≥ 3), ` +

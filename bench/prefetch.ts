@@ -21,18 +21,22 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { spawnSync } from 'node:child_process';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
 
-const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee] [--layout split|shared] [--host-cpus LIST]
+const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee|dpdk] [--layout split|shared] [--host-cpus LIST]
   --quick               1 run each, fewer requests
-  --mirror afpacket|tee the packet mirror (default; the tee proxy where raw sockets are refused) or the tee proxy
+  --mirror afpacket|tee|dpdk the packet mirror (default; the tee proxy where raw sockets are refused), the tee
+                        proxy, or DPDK (af_packet driver) on a mirror port, clients in its namespace
+                        (scripts/mirror-port.sh: needs root and a build with libdpdk-dev)
 ${LAYOUT_USAGE}`;
 const options = parseBenchCommand('prefetch', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, mirror: { type: 'string', default: 'afpacket' },
     ...HELP_OPTION, ...LAYOUT_OPTIONS } });
-  if (values.mirror !== 'afpacket' && values.mirror !== 'tee') throw new Error(`--mirror: afpacket or tee, got '${values.mirror}'`);
+  if (values.mirror !== 'afpacket' && values.mirror !== 'tee' && values.mirror !== 'dpdk')
+    throw new Error(`--mirror: afpacket, tee or dpdk, got '${values.mirror}'`);
   checkLayoutOptions(values);
   return values;
 });
@@ -104,15 +108,37 @@ async function scrape(address: string): Promise<Map<string, number>> {
 
 /** The mirror: `--mirror tee` asks for the tee proxy; afpacket (the default) needs CAP_NET_RAW and
  *  falls back to the tee proxy without it. */
-let mirror = options!.mirror as 'afpacket' | 'tee';
+let mirror = options!.mirror as 'afpacket' | 'tee' | 'dpdk';
+
+/** --mirror dpdk: the mirror port (scripts/mirror-port.sh) the app listens behind, its clients'
+ *  namespace, and the agent's DPDK flags (af_packet driver on the capture veth). */
+const MIRROR_PORT_SCRIPT = join(root, 'scripts', 'mirror-port.sh');
+const mirrorPort = mirror === 'dpdk' ? openMirrorPort() : null;
+
+function openMirrorPort(): { name: string; appIp: string; agentArgs: string[] } {
+  const name = `pd3b${process.pid % 100000}`;
+  const subnet = `10.215.${process.pid % 250}`;
+  const up = spawnSync(MIRROR_PORT_SCRIPT, ['up', name, subnet], { encoding: 'utf8' });
+  if (up.status !== 0) throw new Error(`--mirror dpdk needs a mirror port: ${(up.stdout + up.stderr).trim()}`);
+  process.on('exit', () => spawnSync(MIRROR_PORT_SCRIPT, ['down', name]));
+  // A stop signal takes the mirror port down too (a SIGKILL cannot: scripts/mirror-port.sh down NAME).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
+  const vdev = `--vdev=net_af_packet0,iface=${name}p,blocksz=32768,framesz=32768`;
+  return {
+    name,
+    appIp: `${subnet}.1`,
+    agentArgs: [`--dpdk-args=--no-huge --no-pci --no-shconf -m 256 --no-telemetry ${vdev}`, '--dpdk-port', 'net_af_packet0'],
+  };
+}
 
 async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token: string): Promise<LeadRun> {
   let agent: Daemon | null = null;
   let failure: unknown = null;
   const start = async (segment: string, appPort: number, stdin: NodeJS.WritableStream): Promise<void> => {
     const args = (m: string): string[] => [
-      '--prefetch-parser', 'binary', '--mirror', m, '--app', `127.0.0.1:${appPort}`, '--prefetch-issuer', issuer,
-      '--metrics', '127.0.0.1:0', ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : ['--mirror-ring', ring]),
+      '--prefetch-parser', 'binary', '--mirror', m, '--app', `${mirrorPort?.appIp ?? '127.0.0.1'}:${appPort}`, '--prefetch-issuer', issuer,
+      '--metrics', '127.0.0.1:0',
+      ...(m === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : m === 'dpdk' ? mirrorPort!.agentArgs : ['--mirror-ring', ring]),
       ...(process.env.PD3_BENCH_AGENT_ARGS ?? '').split(' ').filter(Boolean),
     ];
     try {
@@ -130,7 +156,8 @@ async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token:
   // The client thread stands for another machine: in split layout it is pinned to an other CPU.
   const clientCpu = layout!.name === 'split' ? ['--client-cpu', String(layout!.otherCpus[0])] : [];
   const lines = await runNative('host',
-    ['app', '--records', String(RECORDS), '--requests', String(REQUESTS), '--interval-us', '200', ...clientCpu],
+    ['app', '--records', String(RECORDS), '--requests', String(REQUESTS), '--interval-us', '200', ...clientCpu,
+      ...(mirrorPort === null ? [] : ['--app-ip', mirrorPort.appIp, '--client-netns', mirrorPort.name])],
     (line, stdin) => {
       if (started !== null) return;
       const m = JSON.parse(line) as { segment: string; port: number };
@@ -251,6 +278,10 @@ if (mirror === 'afpacket') {
   baseline = lagRow(`${BASELINE} ring (baseline)`, baselineRuns);
   candidate = lagRow(`${CANDIDATE} ring (candidate)`, runs.agent);
   console.log(`capture lag p99: ${candidate.p99.toFixed(2)} us (target <= 100 us), ${(baseline.p99 / candidate.p99).toFixed(1)}x below ${BASELINE}`);
+}
+if (mirror === 'dpdk') {
+  console.log('capture lag, previous rx burst call → capture thread hands the packet on (direct issuer, back-off included):');
+  candidate = lagRow('dpdk af_packet, mirror port', runs.agent);
 }
 console.log(`parse + Host View lookup, one core: RESP ${parse.resp_mreq_s.toFixed(2)} Mreq/s, binary ${parse.binary_mreq_s.toFixed(2)} Mreq/s`);
 const us = (v: number | undefined): number | null => (v === undefined ? null : Number(v.toFixed(3)));

@@ -1,5 +1,6 @@
 // daemon.ts — the life of a deployable's process: parse the command line (usage errors exit 2),
-// start, stop on SIGINT/SIGTERM (exit 0), exit 1 on a failed start or an uncaught error.
+// start, stop on SIGINT/SIGTERM (exit 0), exit 1 on a failed start (2 when start found a setting
+// bad) or an uncaught error.
 import type { Command } from './config.js';
 import { Logger, type LogLevel } from './logger.js';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './usage-error.js';
@@ -92,7 +93,8 @@ export async function runDeployable<O extends { logLevel: LogLevel }>(
     running = await d.start(command.options, logger);
   } catch (e) {
     logger.error('start.failed', `cannot start: ${message(e)}`);
-    process.exit(EXIT_FAILURE);
+    // A setting found bad only at start (a DPDK port the EAL refuses) is a usage error too.
+    process.exit(e instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE);
   }
   const early = pending as NodeJS.Signals | null; // set by the handler while start ran
   if (early !== null) stop(early);

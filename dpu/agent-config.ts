@@ -134,9 +134,9 @@ export const AGENT_SETTINGS = {
     arg: 'FILE',
     help: 'configuration file of a TS parser (grpc: its method → key mapping, docs/grpc-parser.md; a module: passed to its createParser)',
   }),
-  mirror: choice(['afpacket', 'tee'] as const, {
+  mirror: choice(['afpacket', 'tee', 'dpdk'] as const, {
     flag: 'mirror',
-    help: 'how the agent sees client requests: capture the app\'s traffic (afpacket, needs CAP_NET_RAW) or proxy it (tee)',
+    help: "how the agent sees client requests: capture the app's traffic (afpacket, needs CAP_NET_RAW), proxy it (tee), or receive a mirror of it on a DPDK port (dpdk, docs/mirror.md)",
     fallback: 'afpacket',
   }),
   app: endpoint(
@@ -162,6 +162,49 @@ export const AGENT_SETTINGS = {
     flag: 'mirror-slice-us',
     help: "afpacket only: the capture thread's scheduler slice (Linux >= 6.12; at least 100): a short one lets it run as soon as a packet arrives on busy cores; 0 keeps the kernel's default",
     fallback: '100',
+  }),
+  dpdkArgs: text(4096, {
+    flag: 'dpdk-args',
+    arg: 'ARGS',
+    help: 'dpdk only: EAL arguments separated by spaces, no quoting (no argument may contain a space); give them as --dpdk-args="..." since they start with dashes, e.g. "--no-huge --no-pci --no-shconf -m 256 --vdev=net_af_packet0,iface=m1,framesz=32768"',
+    fallback: "none: the EAL's defaults (hugepages, every PCI device)",
+  }),
+  dpdkPort: text(256, {
+    flag: 'dpdk-port',
+    arg: 'PORT',
+    help: 'dpdk only: the port to receive on: a port id, a port name (net_af_packet0, a PCI address), or a vdev the agent plugs in at start and removes at exit (net_af_packet0,iface=m1)',
+    fallback: '0',
+  }),
+  dpdkMbufs: integer(576, 1 << 20, {
+    flag: 'dpdk-mbufs',
+    help: 'dpdk only: mbufs in the receive pool (at least 512 rx descriptors + a burst + 32)',
+    fallback: '1023',
+  }),
+  dpdkMbufBytes: size(1024, 65407, {
+    flag: 'dpdk-mbuf-bytes',
+    help: "dpdk only: packet bytes per mbuf; raised to the largest framesz= of --dpdk-args and --dpdk-port (af_packet's frames must fit)",
+    fallback: '2048',
+  }),
+  dpdkBurst: integer(1, 512, { flag: 'dpdk-burst', help: 'dpdk only: packets per rx burst', fallback: '32' }),
+  dpdkSpinUs: integer(0, 1_000_000, {
+    flag: 'dpdk-spin-us',
+    help: 'dpdk only: after the last packet, busy-poll the port this long before backing off (costs a core while it spins)',
+    fallback: '20',
+  }),
+  dpdkSleepUs: integer(1, 100_000, {
+    flag: 'dpdk-sleep-us',
+    help: 'dpdk only: then sleep this long between polls, doubling while idle',
+    fallback: '1',
+  }),
+  dpdkSleepMaxUs: integer(1, 100_000, {
+    flag: 'dpdk-sleep-max-us',
+    help: 'dpdk only: longest back-off sleep: the most a lone packet waits in the port, and an idle thread polls about 1/this often',
+    fallback: '200',
+  }),
+  dpdkPromiscuous: onOff({
+    flag: 'dpdk-promiscuous',
+    help: "dpdk only: put the port in promiscuous mode (a mirror port receives other hosts' MACs); its previous state is restored at exit",
+    fallback: 'on',
   }),
   prefetchIssuer: choice(['agent', 'host'] as const, {
     flag: 'prefetch-issuer',
@@ -221,18 +264,40 @@ export interface AgentSettings {
   hostViewSpinUs?: number;
   prefetchParser?: string;
   prefetchParserConfig?: string;
-  mirror?: 'afpacket' | 'tee';
+  mirror?: 'afpacket' | 'tee' | 'dpdk';
   app?: string;
   teeListen?: string;
   mirrorInterface?: string;
   mirrorRing?: 'v2' | 'v3';
   mirrorSpinUs?: number;
   mirrorSliceUs?: number;
+  dpdkArgs?: string;
+  dpdkPort?: string;
+  dpdkMbufs?: number;
+  dpdkMbufBytes?: number | string;
+  dpdkBurst?: number;
+  dpdkSpinUs?: number;
+  dpdkSleepUs?: number;
+  dpdkSleepMaxUs?: number;
+  dpdkPromiscuous?: boolean;
   prefetchIssuer?: 'agent' | 'host';
   prefetchInflight?: number;
   prefetchItemBytes?: number | string;
   metrics?: string;
   logLevel?: LogLevel;
+}
+
+/** The DPDK capture backend's checked settings (--dpdk-*). */
+export interface DpdkOptions {
+  ealArgs: string;
+  port: string;
+  mbufs?: number;
+  mbufBytes?: number;
+  burst?: number;
+  spinUs?: number;
+  sleepMinUs?: number;
+  sleepMaxUs?: number;
+  promiscuous?: boolean;
 }
 
 /** Checked settings of an agent: what Agent.start runs. Tuning fields left absent take the
@@ -272,7 +337,7 @@ export interface AgentOptions {
     parser: string;
     /** A TS parser's configuration file. */
     parserConfig?: string;
-    mirror: 'afpacket' | 'tee';
+    mirror: 'afpacket' | 'tee' | 'dpdk';
     app: Endpoint;
     teeListen?: Endpoint;
     interface: string;
@@ -282,6 +347,8 @@ export interface AgentOptions {
     spinUs?: number;
     /** afpacket: the capture thread's scheduler slice in µs, 0 = the kernel's; absent: the native default (100). */
     sliceUs?: number;
+    /** dpdk: the DPDK port and its thread; absent keys take the native defaults. */
+    dpdk?: DpdkOptions;
     /** Who sends each prefetch; absent: the agent. */
     issuer?: 'agent' | 'host';
     maxInflight?: number;
@@ -321,8 +388,10 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
   const mirror = v.mirror ?? 'afpacket';
   const app = required(v.app, 'app', 'app', fileLabel);
   if (mirror === 'tee' && v.teeListen === undefined) throw new UsageError('--mirror tee needs --tee-listen HOST:PORT');
-  if (mirror === 'tee' && (v.mirrorRing !== undefined || v.mirrorSpinUs !== undefined || v.mirrorSliceUs !== undefined))
+  if (mirror !== 'afpacket' && (v.mirrorRing !== undefined || v.mirrorSpinUs !== undefined || v.mirrorSliceUs !== undefined))
     throw new UsageError('--mirror-ring, --mirror-spin-us and --mirror-slice-us only apply with --mirror afpacket');
+  if (mirror === 'dpdk' && v.mirrorInterface !== undefined)
+    throw new UsageError('--mirror-interface does not apply with --mirror dpdk: give the port by --dpdk-port (or a --vdev in --dpdk-args)');
   return withoutUndefined({
     parser: v.prefetchParser,
     parserConfig: v.prefetchParserConfig,
@@ -333,9 +402,39 @@ function prefetchOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], file
     ring: v.mirrorRing,
     spinUs: v.mirrorSpinUs,
     sliceUs: v.mirrorSliceUs,
+    dpdk: dpdkOptions(v, mirror),
     issuer: v.prefetchIssuer ?? 'agent',
     maxInflight: v.prefetchInflight,
     maxItemBytes: v.prefetchItemBytes,
+  });
+}
+
+// The --dpdk-* settings: only with --mirror dpdk, the back-off's sleeps in order, enough mbufs.
+function dpdkOptions(v: SettingLayers<typeof AGENT_SETTINGS>['merged'], mirror: string): DpdkOptions | undefined {
+  const given = [v.dpdkArgs, v.dpdkPort, v.dpdkMbufs, v.dpdkMbufBytes, v.dpdkBurst, v.dpdkSpinUs, v.dpdkSleepUs,
+    v.dpdkSleepMaxUs, v.dpdkPromiscuous].some((x) => x !== undefined);
+  if (mirror !== 'dpdk') {
+    if (given) throw new UsageError('the --dpdk-* settings only apply with --mirror dpdk');
+    return undefined;
+  }
+  const sleepMin = v.dpdkSleepUs ?? 1;
+  const sleepMax = v.dpdkSleepMaxUs ?? 200;
+  if (sleepMin > sleepMax) throw new UsageError(`--dpdk-sleep-us ${sleepMin} is more than --dpdk-sleep-max-us ${sleepMax}`);
+  const burst = v.dpdkBurst ?? 32;
+  if (v.dpdkMbufs !== undefined && v.dpdkMbufs < 512 + burst + 32)
+    throw new UsageError(`--dpdk-mbufs ${v.dpdkMbufs} cannot fill 512 rx descriptors plus a burst of ${burst} (at least ${512 + burst + 32})`);
+  const port = (v.dpdkPort ?? '0').trim();
+  if (port === '' || /\s/.test(port)) throw new UsageError(`--dpdk-port '${v.dpdkPort ?? ''}' must be one word (a port id, name or vdev)`);
+  return withoutUndefined({
+    ealArgs: v.dpdkArgs ?? '',
+    port,
+    mbufs: v.dpdkMbufs,
+    mbufBytes: v.dpdkMbufBytes,
+    burst: v.dpdkBurst,
+    spinUs: v.dpdkSpinUs,
+    sleepMinUs: v.dpdkSleepUs,
+    sleepMaxUs: v.dpdkSleepMaxUs,
+    promiscuous: v.dpdkPromiscuous,
   });
 }
 

@@ -9,7 +9,7 @@ const PREFIX = 'pd3_agent';
 const ACCESSES = 'Client accesses the parser found in mirrored requests.';
 const MIRROR = `${PREFIX}_mirror`;
 const LEAD = 'Lead time (client READ captured → item in the Loading Zone) since start, by quantile (±3.2%).';
-const LAG = "Capture lag (the kernel's timestamp of a packet → the capture thread hands it to the parser side) since start, by quantile (±3.2%; afpacket).";
+const LAG = "Capture lag (afpacket: the kernel's timestamp of a packet; dpdk: the rx burst call before the one that returned it → the capture thread hands it to the parser side) since start, by quantile (±3.2%).";
 
 // Prefetching and the mirror (docs/prefetcher.md, docs/mirror.md say what each counts).
 const PREFETCH_METRICS: readonly StatMetric[] = [
@@ -35,16 +35,20 @@ const PREFETCH_METRICS: readonly StatMetric[] = [
   { stat: 'prefetch_hints_returned', name: `${PREFIX}_prefetch_hints_returned_total`, type: 'counter', help: 'Issuer host: PREFETCH requests the host sent back for hints.' },
   { stat: 'prefetch_hints_expired', name: `${PREFIX}_prefetch_hints_expired_total`, type: 'counter', help: 'Issuer host: hints the host did not return in time.' },
   { stat: 'prefetch_hints_refused', name: `${PREFIX}_prefetch_hints_refused_total`, type: 'counter', help: 'PREFETCH requests from the host that matched no outstanding hint.' },
-  { stat: 'mirror_packets', name: `${MIRROR}_packets_total`, type: 'counter', help: 'Captured packets read (afpacket).' },
+  { stat: 'mirror_packets', name: `${MIRROR}_packets_total`, type: 'counter', help: 'Captured packets read (afpacket, dpdk).' },
   { stat: 'mirror_bytes', name: `${MIRROR}_bytes_total`, type: 'counter', help: 'Client → app bytes handed to the parser.' },
   { stat: 'mirror_flows', name: `${MIRROR}_flows_total`, type: 'counter', help: 'Client connections seen.' },
   { stat: 'mirror_gaps', name: `${MIRROR}_gaps_total`, type: 'counter', help: 'Holes in a flow\'s byte stream (the parser resynced after each).' },
   { stat: 'mirror_parse_errors', name: `${MIRROR}_parse_errors_total`, type: 'counter', help: 'Requests the parser refused (the flow resynced).' },
   { stat: 'mirror_kernel_drops', name: `${MIRROR}_kernel_drops_total`, type: 'counter', help: 'Packets the kernel dropped on a full capture ring.' },
-  { stat: 'mirror_polls', name: `${MIRROR}_polls_total`, type: 'counter', help: 'Times the capture thread found the ring empty and slept in poll() (afpacket).' },
+  { stat: 'mirror_polls', name: `${MIRROR}_polls_total`, type: 'counter', help: 'Times the capture thread found the ring empty and slept (afpacket: in poll(); dpdk: a back-off sleep).' },
   { stat: 'mirror_wakeups', name: `${MIRROR}_wakeups_total`, type: 'counter', help: 'Sleeps in poll() a captured packet ended.' },
-  { stat: 'mirror_spins', name: `${MIRROR}_spins_total`, type: 'counter', help: 'Times the capture thread spun on an empty ring before sleeping (--mirror-spin-us).' },
+  { stat: 'mirror_spins', name: `${MIRROR}_spins_total`, type: 'counter', help: 'afpacket: times the capture thread spun on an empty ring before sleeping (--mirror-spin-us); dpdk: rx bursts that returned nothing.' },
   { stat: 'mirror_spin_hits', name: `${MIRROR}_spin_hits_total`, type: 'counter', help: 'Spins a captured packet ended before the spin time ran out.' },
+  { stat: 'mirror_duplicates', name: `${MIRROR}_duplicate_frames_total`, type: 'counter', help: 'Frames dropped as a second copy of the frame before (dpdk: af_packet on a loopback device sees each packet twice).' },
+  { stat: 'mirror_truncated', name: `${MIRROR}_truncated_frames_total`, type: 'counter', help: 'Client frames the capture port cut short (dpdk: af_packet framesz); the rest became a gap.' },
+  { stat: 'mirror_link_downs', name: `${MIRROR}_link_downs_total`, type: 'counter', help: 'Times the capture port went down or away (dpdk); the agent keeps serving the host meanwhile.' },
+  { stat: 'mirror_link_up', name: `${MIRROR}_link_up`, type: 'gauge', help: 'Whether the capture port is up now (dpdk; 0 otherwise).' },
   { stat: 'mirror_cpu_ns', name: `${MIRROR}_cpu_nanoseconds_total`, type: 'counter', help: 'CPU time of the capture thread (read at most 50 ms ago).' },
   { stat: 'mirror_capture_lag_count', name: `${MIRROR}_capture_lag_total`, type: 'counter', help: 'Captured packets whose capture lag was measured.' },
   { stat: 'mirror_capture_lag_p50_ns', name: `${MIRROR}_capture_lag_nanoseconds`, type: 'gauge', help: LAG, labels: { quantile: '0.5' } },

@@ -6,7 +6,8 @@ import type { AgentOptions } from './agent-config.js';
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
 import { Logger } from '../cli/logger.js';
 import { NativeService } from '../cli/native-service.js';
-import { callNative } from '../common/errors.js';
+import { callNative, Pd3Error } from '../common/errors.js';
+import { UsageError } from '../cli/usage-error.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from './native.js';
 import type { Parser } from '../parsers/index.js';
 import { resolvePrefetchParser } from './prefetch-parser.js';
@@ -50,6 +51,7 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
     if (p.ring !== undefined) out.prefetch.ring = p.ring;
     if (p.spinUs !== undefined) out.prefetch.spinUs = p.spinUs;
     if (p.sliceUs !== undefined) out.prefetch.sliceUs = p.sliceUs;
+    if (p.dpdk !== undefined) out.prefetch.dpdk = { ...p.dpdk };
     if (p.teeListen !== undefined) out.prefetch.listen = formatEndpoint(p.teeListen);
     if (p.maxInflight !== undefined) out.prefetch.maxInflight = p.maxInflight;
     if (p.maxItemBytes !== undefined) out.prefetch.maxItemBytes = p.maxItemBytes;
@@ -113,7 +115,7 @@ export class Agent extends NativeService<NativeEngine> {
       engineOptions.prefetch.parser = parser.parser.name;
       engineOptions.prefetch.external = true;
     }
-    const native = callNative(() => new addon.EngineHandle(engineOptions));
+    const native = startNative(engineOptions, options.prefetch?.mirror === 'dpdk');
     if (parser?.kind === 'ts') {
       try {
         attachTsParser(native, parser.parser);
@@ -155,6 +157,18 @@ export class Agent extends NativeService<NativeEngine> {
       await super.close();
     })();
     return this.stopping;
+  }
+}
+
+// The engine; with --mirror dpdk, a build without DPDK and a refusal by the EAL or the port are
+// bad configuration (UsageError: exit 2), with the EAL's reason.
+function startNative(engineOptions: NativeEngineOptions, dpdk: boolean): NativeEngine {
+  if (dpdk && !addon.dpdkBuiltIn) throw new UsageError('pd3-agent was built without DPDK (install libdpdk-dev and rebuild)');
+  try {
+    return callNative(() => new addon.EngineHandle(engineOptions));
+  } catch (e) {
+    if (dpdk && e instanceof Pd3Error && e.code === 'PD3_E_INVAL' && e.message.includes('dpdk:')) throw new UsageError(e.message);
+    throw e;
   }
 }
 

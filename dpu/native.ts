@@ -82,7 +82,7 @@ export interface NativeEngineOptions {
   /** DPU-direct prefetching (native/dpu/prefetch_path.hpp); absent: off. */
   prefetch?: {
     parser: string;
-    backend: 'afpacket' | 'tee';
+    backend: 'afpacket' | 'tee' | 'dpdk';
     /** "host:port" of the app. */
     app: string;
     /** tee only: "host:port" clients connect to. */
@@ -94,6 +94,8 @@ export interface NativeEngineOptions {
     spinUs?: number;
     /** afpacket: the capture thread's scheduler slice in µs (0: the kernel's default); absent: 100. */
     sliceUs?: number;
+    /** backend "dpdk": the DPDK port and its thread (native/dpu/dpdk_mirror.hpp, DpdkMirrorOptions). */
+    dpdk?: NativeDpdkOptions;
     /** Who sends each prefetch: the agent (DPU-direct, default) or the host after a hint (§6.2). */
     issuer?: 'agent' | 'host';
     /** issuer "host": a hint the host has not returned by then is given up. */
@@ -103,6 +105,21 @@ export interface NativeEngineOptions {
     maxInflight?: number;
     maxItemBytes?: number;
   };
+}
+
+/** The DPDK capture backend's options; absent keys take the native defaults. */
+export interface NativeDpdkOptions {
+  /** EAL arguments separated by spaces. */
+  ealArgs?: string;
+  /** A port id, a port name, or a vdev to plug in ("net_af_packet0,iface=m1"). */
+  port?: string;
+  mbufs?: number;
+  mbufBytes?: number;
+  burst?: number;
+  spinUs?: number;
+  sleepMinUs?: number;
+  sleepMaxUs?: number;
+  promiscuous?: boolean;
 }
 
 /** One memory server as the engine sees it. */
@@ -145,6 +162,8 @@ interface AgentAddon {
   HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
   hostViewKeyHash(key: Uint8Array): bigint;
   EngineHandle: new (options: NativeEngineOptions) => NativeEngine;
+  /** Whether this build has the DPDK capture backend (--mirror dpdk). */
+  dpdkBuiltIn: boolean;
 }
 
 /** The loaded addon. */

@@ -22,9 +22,9 @@ describe('benchmark command lines', () => {
   }
 
   it('refuses a bad value with the check that names it', () => {
-    const r = bench('prefetch', ['--mirror', 'dpdk']);
+    const r = bench('prefetch', ['--mirror', 'pcap']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^prefetch: --mirror: afpacket or tee, got 'dpdk'/);
+    expect(r.stderr).toMatch(/^prefetch: --mirror: afpacket, tee or dpdk, got 'pcap'/);
     const layout = bench('pool', ['--layout', 'sideways']);
     expect(layout.status).toBe(2);
     expect(layout.stderr).toMatch(/--layout: split or shared, got 'sideways'/);

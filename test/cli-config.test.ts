@@ -473,6 +473,59 @@ describe('pd3-agent settings', () => {
     expect(refusal(() => agentOptions({ segment: 's', servers: 'h:1', token: 't', placement: 'P2C' as 'p2c' }, {}))).toMatch(/placement/);
   });
 
+  it('reads the --dpdk-* settings of --mirror dpdk and refuses each bad one, naming it', () => {
+    const dpdk = ['--prefetch-parser', 'resp', '--app', '10.0.0.1:6379', '--mirror', 'dpdk'];
+    const parsed = parseAgentCommand([...base, ...dpdk, '--dpdk-args=--no-huge  -m 256 --vdev=net_af_packet0,iface=m1',
+      '--dpdk-port', 'net_af_packet0', '--dpdk-mbufs', '2047', '--dpdk-mbuf-bytes', '32K', '--dpdk-burst', '64',
+      '--dpdk-spin-us', '0', '--dpdk-sleep-us', '2', '--dpdk-sleep-max-us', '500', '--dpdk-promiscuous', 'off'], {});
+    expect(parsed.kind === 'run' && parsed.options.prefetch).toEqual({
+      parser: 'resp',
+      mirror: 'dpdk',
+      app: { host: '10.0.0.1', port: 6379 },
+      interface: 'lo',
+      dpdk: { ealArgs: '--no-huge  -m 256 --vdev=net_af_packet0,iface=m1', port: 'net_af_packet0', mbufs: 2047, mbufBytes: 32768,
+        burst: 64, spinUs: 0, sleepMinUs: 2, sleepMaxUs: 500, promiscuous: false },
+      issuer: 'agent',
+    });
+    const defaults = parseAgentCommand([...base, ...dpdk], {});
+    expect(defaults.kind === 'run' && defaults.options.prefetch?.dpdk).toEqual({ ealArgs: '', port: '0' });
+    for (const [flags, message] of [
+      [['--dpdk-port', 'net_af_packet0'], /^the --dpdk-\* settings only apply with --mirror dpdk/],
+    ] as const) {
+      expect(refusal(() => parseAgentCommand([...base, '--prefetch-parser', 'resp', '--app', '127.0.0.1:1', ...flags], {}))).toMatch(message);
+    }
+    for (const [flags, message] of [
+      [['--dpdk-args', '--no-huge'], /--dpdk-args needs a value/],
+      [['--dpdk-mbufs', '100'], /^--dpdk-mbufs: must be from 576/],
+      [['--dpdk-mbufs', '600', '--dpdk-burst', '64'], /--dpdk-mbufs 600 cannot fill 512 rx descriptors plus a burst of 64 \(at least 608\)/],
+      [['--dpdk-mbuf-bytes', '512'], /^--dpdk-mbuf-bytes: /],
+      [['--dpdk-mbuf-bytes', '64K'], /^--dpdk-mbuf-bytes: /],
+      [['--dpdk-burst', '0'], /^--dpdk-burst: must be from 1 to 512/],
+      [['--dpdk-burst', '513'], /^--dpdk-burst: must be from 1 to 512/],
+      [['--dpdk-spin-us', '-1'], /^--dpdk-spin-us: /],
+      [['--dpdk-sleep-us', '0'], /^--dpdk-sleep-us: must be from 1 to 100000/],
+      [['--dpdk-sleep-max-us', '100001'], /^--dpdk-sleep-max-us: must be from 1 to 100000/],
+      [['--dpdk-sleep-us', '300', '--dpdk-sleep-max-us', '200'], /--dpdk-sleep-us 300 is more than --dpdk-sleep-max-us 200/],
+      [['--dpdk-promiscuous', 'maybe'], /^--dpdk-promiscuous: /],
+      [['--dpdk-port', ''], /^--dpdk-port: must not be empty/],
+      [['--dpdk-port', 'net_a net_b'], /--dpdk-port 'net_a net_b' must be one word/],
+      [['--mirror-interface', 'eth0'], /--mirror-interface does not apply with --mirror dpdk/],
+      [['--mirror-ring', 'v3'], /only apply with --mirror afpacket/],
+      [['--dpdk-args', 'x'.repeat(4097)], /^--dpdk-args: /],
+    ] as const) {
+      expect(refusal(() => parseAgentCommand([...base, ...dpdk, ...flags], {})), flags.join(' ')).toMatch(message);
+    }
+    for (const [content, message] of [
+      [{ dpdkArgs: 3 }, /key "dpdkArgs"/],
+      [{ dpdkBurst: '32' }, /key "dpdkBurst": must be a whole number/],
+      [{ dpdkSleepMaxUs: 0 }, /key "dpdkSleepMaxUs": must be from 1 to 100000, got 0/],
+      [{ dpdkPromiscuous: 'yes' }, /key "dpdkPromiscuous"/],
+    ] as const) {
+      const path = file({ segment: 's', servers: ['h:1'], token: 't', prefetchParser: 'resp', app: '127.0.0.1:1', mirror: 'dpdk', ...content });
+      expect(refusal(() => parseAgentCommand(['--config', path], {})), JSON.stringify(content)).toMatch(message);
+    }
+  });
+
   it('reads servers from a config file as an array or a comma list; flags override', () => {
     const cfg = file({ segment: 'kv', servers: ['a:1', 'b:2'], hostView: false, maxBatchBytes: '1M', token: 't' });
     const c = parseAgentCommand(['--config', cfg, '--host-view', 'on'], {});

@@ -1,7 +1,7 @@
 // prefetch.cpp — the native side of `npm run bench -- prefetch` (bench/prefetch.ts).
 //
 //   pd3_bench_prefetch app [--records N] [--requests M] [--value-size V] [--interval-us U] [--wait-us W]
-//                          [--client-cpu C]
+//                          [--client-cpu C] [--app-ip A.B.C.D] [--client-netns NAME]
 //     The host app of the lead-time run: creates a segment, prints {"segment","port"} (its app port),
 //     reads "go PORT" on stdin once the agent runs (PORT: where clients connect — the app's own port
 //     behind the packet mirror, the agent's tee port otherwise), flushes N records to remote memory
@@ -11,12 +11,16 @@
 //     at most W µs. Last line: JSON with hits, misses and how long the app waited for the item.
 //     --client-cpu C pins the client thread to CPU C (split core layout: the app's process runs on
 //     the host CPU, its client stands for another machine); a refusal is reported and ignored.
+//     --app-ip: the address the app listens on (default 127.0.0.1); --client-netns: the client
+//     thread joins network namespace NAME (/var/run/netns/NAME) first and connects to --app-ip: the
+//     mirror port of scripts/mirror-port.sh, where the agent captures a tc mirror of the traffic.
 //
 //   pd3_bench_prefetch parse [--requests M] [--keys K] [--reps R]
 //     Parse + Host View lookup on one core: M pipelined GET requests (RESP and binary), each key
 //     parsed, hashed and looked up in batches in a Host View set of K keys (half the lookups hit).
 //     Last line: JSON with Mreq/s per format.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -52,6 +56,13 @@ double us_since(Clock::time_point t) { return std::chrono::duration<double, std:
 uint64_t arg(int argc, char** argv, const char* name, uint64_t dflt) {
   for (int i = 2; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], name) == 0) return std::strtoull(argv[i + 1], nullptr, 10);
+  return dflt;
+}
+
+// Command-line text: --name value.
+const char* text_arg(int argc, char** argv, const char* name, const char* dflt) {
+  for (int i = 2; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
   return dflt;
 }
 
@@ -165,7 +176,8 @@ int run_app(int argc, char** argv) {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const char* app_ip = text_arg(argc, argv, "--app-ip", "127.0.0.1");
+  if (inet_pton(AF_INET, app_ip, &a.sin_addr) != 1) die("--app-ip is not an IPv4 address", PD3_E_INVAL);
   socklen_t alen = sizeof a;
   if (::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener, 4) != 0 ||
       ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen) != 0)
@@ -199,10 +211,15 @@ int run_app(int argc, char** argv) {
                      std::strerror(rc));
       }
     }
+    if (const char* ns = text_arg(argc, argv, "--client-netns", nullptr)) {
+      const int nsfd = ::open((std::string("/var/run/netns/") + ns).c_str(), O_RDONLY | O_CLOEXEC);
+      if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) die("client: cannot join its network namespace", PD3_E_SYS);
+      ::close(nsfd);  // setns moves only this thread: the app and its host library stay where they are
+    }
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_addr = a.sin_addr;
     to.sin_port = htons(uint16_t(client_port));
     if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) die("client connect", PD3_E_SYS);
     const int one = 1;

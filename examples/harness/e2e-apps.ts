@@ -64,7 +64,8 @@ export interface RunSpec {
   zoneBytes: number;
   warmupMs: number;
   durationMs: number;
-  mirror: 'afpacket' | 'tee';
+  /** How the agent sees requests; dpdk: DPDK's af_packet driver on lo (DPDK_ON_LO). */
+  mirror: 'afpacket' | 'tee' | 'dpdk';
   /** Extra pd3-agent flags. */
   agentArgs: string[];
   /** Every app in pd3 mode: --zone-wait-us (absent: each app's default). */
@@ -85,11 +86,18 @@ function clientOf(run: LoadgenResult): Pick<ModeResult, 'connections' | 'pipelin
   return { connections: run.connections, pipeline: run.pipeline };
 }
 
+/** --mirror dpdk on this machine's loopback: DPDK's af_packet driver on lo, without hugepages or
+ *  PCI; 32 KiB frames (framesz must fit blocksz) so requests arrive whole. Each packet is seen twice
+ *  on lo (leaving and arriving): the agent drops the repeats (docs/mirror.md, "DPDK"). */
+export const DPDK_ON_LO = ['--dpdk-args=--no-huge --no-pci --no-shconf -m 256 --no-telemetry ' +
+  '--vdev=net_af_packet0,iface=lo,blocksz=32768,framesz=32768', '--dpdk-port', 'net_af_packet0'];
+
 /** Starts an agent once the segment exists (apps create it as they start). */
 async function agentFor(segment: string, memserver: number, token: string, parser: string[], appPort: number, spec: RunSpec): Promise<Daemon> {
   // No parser (pd3-noprefetch): no mirror either.
   const args = parser.length === 0 ? [...spec.agentArgs] : [...parser, '--app', `127.0.0.1:${appPort}`,
-    '--mirror', spec.mirror, ...(spec.mirror === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : []), ...spec.agentArgs];
+    '--mirror', spec.mirror, ...(spec.mirror === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : spec.mirror === 'dpdk' ? DPDK_ON_LO : []),
+    ...spec.agentArgs];
   for (let attempt = 0; ; ++attempt) {
     try {
       return await startAgent(segment, [memserver], token, args);

@@ -67,19 +67,43 @@ DecodeStatus decode_ipv4(const uint8_t* packet, size_t captured, size_t wire_len
   return DecodeStatus::kTcp;
 }
 
+namespace {
+
+// Where the IP header starts in an Ethernet frame (after up to two VLAN tags), with its EtherType;
+// false when the captured bytes end inside the link header.
+bool ethernet_payload(const uint8_t* frame, size_t captured, size_t* at, uint16_t* type) {
+  if (captured < ETH_HLEN) return false;
+  *at = ETH_HLEN;
+  *type = be16(frame + offsetof(ethhdr, h_proto));
+  for (int tags = 0; (*type == ETH_P_8021Q || *type == ETH_P_8021AD) && tags < kMaxVlanTags; ++tags) {
+    if (captured < *at + kVlanTag) return false;
+    *type = be16(frame + *at + 2);  // the tag: TCI (2 bytes), then the next EtherType
+    *at += kVlanTag;
+  }
+  return true;
+}
+
+}  // namespace
+
 DecodeStatus decode_frame(LinkType link, const uint8_t* frame, size_t captured, size_t wire_len, TcpSegmentView* out) {
   wire_len = std::max(wire_len, captured);
   if (link == LinkType::kRawIp) return decode_ipv4(frame, captured, wire_len, out);
-  if (captured < ETH_HLEN) return DecodeStatus::kTruncated;
-  size_t at = ETH_HLEN;
-  uint16_t type = be16(frame + offsetof(ethhdr, h_proto));
-  for (int tags = 0; (type == ETH_P_8021Q || type == ETH_P_8021AD) && tags < kMaxVlanTags; ++tags) {
-    if (captured < at + kVlanTag) return DecodeStatus::kTruncated;
-    type = be16(frame + at + 2);  // the tag: TCI (2 bytes), then the next EtherType
-    at += kVlanTag;
-  }
+  size_t at = 0;
+  uint16_t type = 0;
+  if (!ethernet_payload(frame, captured, &at, &type)) return DecodeStatus::kTruncated;
   if (type != ETH_P_IP) return DecodeStatus::kNotIpv4;
   return decode_ipv4(frame + at, captured - at, wire_len - at, out);
+}
+
+size_t claimed_frame_length(LinkType link, const uint8_t* frame, size_t captured) {
+  size_t at = 0;
+  if (link == LinkType::kEthernet) {
+    uint16_t type = 0;
+    if (!ethernet_payload(frame, captured, &at, &type) || type != ETH_P_IP) return captured;
+  }
+  if (captured < at + offsetof(iphdr, tot_len) + sizeof(uint16_t) || (frame[at] >> 4) != 4) return captured;
+  const size_t total = be16(frame + at + offsetof(iphdr, tot_len));
+  return std::max(captured, at + total);  // total 0 (BIG TCP): nothing is claimed beyond the capture
 }
 
 const char* decode_status_name(DecodeStatus status) {

@@ -55,6 +55,13 @@ DecodeStatus decode_frame(LinkType link, const uint8_t* frame, size_t captured, 
 // Decodes an IPv4 packet: `captured` bytes at `packet` of a packet `wire_len` bytes long.
 DecodeStatus decode_ipv4(const uint8_t* packet, size_t captured, size_t wire_len, TcpSegmentView* out);
 
+// The length the frame had before capture, as its IPv4 header claims it: the link header plus
+// the IPv4 total length, when at least that field was captured and is not 0; otherwise
+// `captured`; never less than `captured`. For captures that report no wire length (DPDK's
+// af_packet driver silently cuts packets past its frame size): decode_frame(..., captured,
+// claimed_frame_length(...)) then sees a cut packet as cut, not as malformed.
+size_t claimed_frame_length(LinkType link, const uint8_t* frame, size_t captured);
+
 // "tcp", "not-ipv4", ... for logs and tests.
 const char* decode_status_name(DecodeStatus status);
 

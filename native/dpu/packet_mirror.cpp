@@ -21,12 +21,8 @@
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sched.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +33,8 @@
 #include "common/error.hpp"
 #include "common/net.hpp"
 #include "dpu/bpf_filter.hpp"
+#include "dpu/capture_thread.hpp"
+#include "dpu/frame_feed.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
@@ -103,66 +101,6 @@ bool link_type_of(unsigned short hatype, LinkType* out) {
 
 // One writer (the mirror thread): a relaxed load and store instead of a locked read-modify-write.
 void set(std::atomic<uint64_t>& counter, uint64_t v) { counter.store(v, std::memory_order_relaxed); }
-
-// The clock the kernel stamps captured packets with (packet(7): tp_sec/tp_nsec are CLOCK_REALTIME
-// unless PACKET_TIMESTAMP asks for hardware stamps, which the mirror does not).
-uint64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-// CPU time this thread has used.
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-// The kernel's struct sched_attr as of its first version (SCHED_ATTR_SIZE_VER0): glibc before 2.41
-// has no sched_setattr, and <linux/sched/types.h> clashes with <sched.h>.
-struct SchedAttr {
-  uint32_t size;
-  uint32_t sched_policy;
-  uint64_t sched_flags;
-  int32_t sched_nice;
-  uint32_t sched_priority;
-  uint64_t sched_runtime;  // SCHED_OTHER (Linux ≥ 6.12): the slice; 0 = the default
-  uint64_t sched_deadline;
-  uint64_t sched_period;
-};
-static_assert(sizeof(SchedAttr) == 48);
-
-// Asks the scheduler for a slice of slice_us for the calling thread (SCHED_OTHER only; its nice
-// value is kept). Under EEVDF a task's virtual deadline is its slice ahead, so a thread that wakes
-// with a short slice preempts one running a long slice: on shared cores the capture thread then
-// runs when its packet arrives instead of after the current task's slice. Returns the slice the
-// kernel reports (0 when it was not changed: slice_us 0, another policy, or an older kernel that
-// ignores sched_runtime outside SCHED_DEADLINE).
-uint64_t request_slice(uint32_t slice_us) {
-  if (slice_us == 0 || sched_getscheduler(0) != SCHED_OTHER) return 0;
-  errno = 0;
-  const int nice = getpriority(PRIO_PROCESS, gettid());
-  if (errno != 0) return 0;
-  SchedAttr a{};
-  a.size = sizeof a;
-  a.sched_policy = SCHED_OTHER;
-  a.sched_nice = nice;
-  a.sched_runtime = uint64_t(slice_us) * kNsPerUs;
-  if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) return 0;
-  SchedAttr got{};
-  if (syscall(SYS_sched_getattr, 0, &got, sizeof got, 0) != 0) return 0;
-  return got.sched_runtime;
-}
-
-// Tells the core this is a spin-wait (fewer wasted cycles, and the sibling hyperthread runs).
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 // The kernel's status word of a frame (v2) or block (v3), shared with the kernel through the map.
 // acquire: the kernel writes the frame's bytes before it sets TP_STATUS_USER.
@@ -326,7 +264,8 @@ int PacketMirror::setup_ring(const MirrorOptions& o) {
       std::memcpy(ifr.ifr_name, o.interface.c_str(), o.interface.size());
       if (ioctl(sock_.get(), SIOCGIFMTU, &ifr) != 0)
         return fail(PD3_E_SYS, "mirror: SIOCGIFMTU %s: %s", o.interface.c_str(), std::strerror(errno));
-      const uint64_t want = TPACKET_ALIGN(TPACKET2_HDRLEN + kLinkRoom) + uint64_t(std::max(ifr.ifr_mtu, 576));
+      // Rounded up to TPACKET_ALIGNMENT: the kernel refuses other frame sizes (an MTU of 1500 is not one).
+      const uint64_t want = TPACKET_ALIGN(TPACKET_ALIGN(TPACKET2_HDRLEN + kLinkRoom) + uint64_t(std::max(ifr.ifr_mtu, 576)));
       if (want > o.block_size)
         return fail(PD3_E_INVAL,
                     "mirror: a v2 frame for %s's MTU %d needs %llu bytes, more than block_size %u; raise block_size",
@@ -512,22 +451,19 @@ void PacketMirror::handle_frame(const uint8_t* frame, uint32_t snaplen, uint32_t
   } else {
     counters_->lag.record(handed - stamp_ns);
   }
-  TcpSegmentView seg;
-  switch (decode_frame(link_, frame, snaplen, wire_len, &seg)) {
-    case DecodeStatus::kTcp:
-      // Server→client frames are cut on purpose by the filter; only the client's side must be whole.
-      if (seg.payload_len < seg.wire_len && seg.dst_port == options_.port) ++local_.frames_cut;
-      flows_->on_segment(seg, now_);
+  switch (feed_frame(link_, frame, snaplen, wire_len, options_.port, *flows_, now_)) {
+    case FeedResult::kSegment:
       break;
-    case DecodeStatus::kNotIpv4:
-    case DecodeStatus::kNotTcp:
+    case FeedResult::kCut:  // server→client frames are cut on purpose by the filter; not counted
+      ++local_.frames_cut;
+      break;
+    case FeedResult::kNotTcp:
       ++local_.frames_not_tcp;
       break;
-    case DecodeStatus::kFragment:
+    case FeedResult::kFragment:
       ++local_.frames_fragment;
       break;
-    case DecodeStatus::kTruncated:
-    case DecodeStatus::kMalformed:
+    case FeedResult::kMalformed:
       ++local_.frames_malformed;
       break;
   }

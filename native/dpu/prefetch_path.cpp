@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "common/error.hpp"
+#include "dpu/dpdk_mirror.hpp"
 #include "dpu/flow_event_queue.hpp"
 #include "dpu/packet_mirror.hpp"
 #include "dpu/request_tap.hpp"
@@ -125,6 +126,20 @@ class Path final : public PrefetchPath {
       c.spin_hits = m.spin_hits;
       c.cpu_ns = m.cpu_ns;
     }
+    // acquire: pairs with start_backend's release.
+    if (const DpdkMirror* dpdk = dpdk_ptr_.load(std::memory_order_acquire)) {
+      const DpdkMirrorStats d = dpdk->stats();
+      c.packets = d.frames;
+      c.gaps = d.flows.gaps;
+      c.kernel_drops = d.rx_missed;
+      c.polls = d.sleeps;
+      c.spins = d.empty_polls;
+      c.cpu_ns = d.cpu_ns;
+      c.duplicates = d.frames_duplicate;
+      c.truncated = d.frames_truncated;
+      c.link_downs = d.link_downs;
+      c.link_up = d.link_up;
+    }
     if (const FlowEventQueue* q = events_ptr_.load(std::memory_order_acquire)) c.queue_dropped_bytes = q->stats().dropped_bytes;
     c.resets = resets_;
     return c;
@@ -132,16 +147,28 @@ class Path final : public PrefetchPath {
   LatencyHistogram::Snapshot capture_lag() const override {
     // acquire: pairs with start_backend's release; the mirror lives as long as this path.
     if (const PacketMirror* mirror = mirror_ptr_.load(std::memory_order_acquire)) return mirror->capture_lag();
+    // acquire: as above, for the DPDK mirror.
+    if (const DpdkMirror* dpdk = dpdk_ptr_.load(std::memory_order_acquire)) return dpdk->capture_lag();
     return {};
   }
   void stop() override {
     if (mirror_) mirror_->stop();
+    if (dpdk_) dpdk_->stop();
     if (tee_) tee_->stop();
   }
 
  private:
   // release: whoever acquires the pointer sees the tap fully built.
   void publish_tap() { tap_.store(tap_storage_.get(), std::memory_order_release); }
+
+  // The app's IPv4 address, host order.
+  int app_ipv4(uint32_t* out) const {
+    in_addr a{};
+    if (inet_pton(AF_INET, setup_.app.host.c_str(), &a) != 1)
+      return fail(PD3_E_INVAL, "prefetch: app address '%s' is not IPv4", setup_.app.host.c_str());
+    *out = ntohl(a.s_addr);
+    return PD3_OK;
+  }
 
   int start_backend(FlowCallbacks callbacks) {
     int rc;
@@ -150,13 +177,16 @@ class Path final : public PrefetchPath {
       o.listen = setup_.listen;
       o.app = setup_.app;
       rc = TeeProxy::start(o, std::move(callbacks), &tee_);
+    } else if (setup_.backend == "dpdk") {
+      DpdkMirrorOptions o = setup_.dpdk;
+      if (const int bad = app_ipv4(&o.ip)) return bad;
+      o.app_port = setup_.app.port;
+      o.log = log_;
+      rc = DpdkMirror::start(o, std::move(callbacks), &dpdk_);
     } else {
       MirrorOptions o;
       o.interface = setup_.interface;
-      in_addr a{};
-      if (inet_pton(AF_INET, setup_.app.host.c_str(), &a) != 1)
-        return fail(PD3_E_INVAL, "prefetch: app address '%s' is not IPv4", setup_.app.host.c_str());
-      o.ip = ntohl(a.s_addr);
+      if (const int bad = app_ipv4(&o.ip)) return bad;
       o.port = setup_.app.port;
       if (!parse_mirror_ring(setup_.mirror_ring, &o.ring))
         return fail(PD3_E_INVAL, "prefetch: mirror ring '%s': use v2 or v3", setup_.mirror_ring.c_str());
@@ -167,6 +197,7 @@ class Path final : public PrefetchPath {
     // release: the engine thread's acquire loads see the backends (and the queue) fully built.
     tee_ptr_.store(tee_.get(), std::memory_order_release);
     mirror_ptr_.store(mirror_.get(), std::memory_order_release);
+    dpdk_ptr_.store(dpdk_.get(), std::memory_order_release);
     events_ptr_.store(flow_events_.get(), std::memory_order_release);
     return rc;
   }
@@ -185,9 +216,11 @@ class Path final : public PrefetchPath {
   std::unique_ptr<RequestTap> tap_storage_;
   std::unique_ptr<PacketMirror> mirror_;
   std::unique_ptr<TeeProxy> tee_;
+  std::unique_ptr<DpdkMirror> dpdk_;
   std::atomic<const RequestTap*> tap_{nullptr};
   std::atomic<const PacketMirror*> mirror_ptr_{nullptr};
   std::atomic<const TeeProxy*> tee_ptr_{nullptr};
+  std::atomic<const DpdkMirror*> dpdk_ptr_{nullptr};
   std::atomic<const FlowEventQueue*> events_ptr_{nullptr};
 };
 
@@ -195,8 +228,8 @@ class Path final : public PrefetchPath {
 
 int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
                         LogQueue* log, Doorbell* doorbell, std::unique_ptr<PrefetchPath>* out) {
-  if (setup.backend != "afpacket" && setup.backend != "tee")
-    return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket or tee", setup.backend.c_str());
+  if (setup.backend != "afpacket" && setup.backend != "tee" && setup.backend != "dpdk")
+    return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket, tee or dpdk", setup.backend.c_str());
   if (setup.app.port == 0 || (setup.backend == "tee" && setup.listen.host.empty()))
     return fail(PD3_E_INVAL, "prefetch: the app's address (and, for tee, a listen address) is required");
   if (MirrorRing ring; !parse_mirror_ring(setup.mirror_ring, &ring))
@@ -217,11 +250,13 @@ int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProdu
                 (unsigned long long)setup.queue_bytes);
   auto p = std::make_unique<Path>(setup.queue_bytes);
   if (const int rc = p->init(setup, host_view, zone, port, log, doorbell)) return rc;
-  const std::string backend = setup.backend == "afpacket"
-                                  ? "afpacket (" + setup.mirror_ring + " ring, spin " +
-                                        std::to_string(setup.mirror_spin_us) + " us, slice " +
-                                        std::to_string(setup.mirror_slice_us) + " us)"
-                                  : setup.backend;
+  std::string backend = setup.backend;
+  if (setup.backend == "afpacket")
+    backend += " (" + setup.mirror_ring + " ring, spin " + std::to_string(setup.mirror_spin_us) + " us, slice " +
+               std::to_string(setup.mirror_slice_us) + " us)";
+  if (setup.backend == "dpdk")
+    backend += " (port " + setup.dpdk.port + ", spin " + std::to_string(setup.dpdk.spin_us) + " us, sleep " +
+               std::to_string(setup.dpdk.sleep_min_us) + ".." + std::to_string(setup.dpdk.sleep_max_us) + " us)";
   log->log(LogLevel::kInfo, "prefetch.started", "prefetching with parser '%s' on %s, app %s, issued by the %s",
            setup.parser.c_str(), backend.c_str(), setup.app.str().c_str(), setup.issuer.c_str());
   *out = std::move(p);

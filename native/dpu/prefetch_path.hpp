@@ -13,6 +13,7 @@
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
 #include "dpu/access_queue.hpp"
+#include "dpu/dpdk_mirror.hpp"
 #include "dpu/prefetcher.hpp"
 #include "parsers/plugin_loader.hpp"
 
@@ -27,7 +28,8 @@ struct PrefetchSetup {
   // backend starts at attach_external(), and its flows are queued for the caller to parse.
   bool external_parser = false;
   uint64_t flow_queue_bytes = 8u << 20;  // external_parser: the capture → parser thread queue
-  std::string backend = "afpacket";  // "afpacket": capture the app's traffic; "tee": proxy it
+  std::string backend = "afpacket";  // "afpacket": capture the app's traffic; "tee": proxy it;
+                                     // "dpdk": receive a mirror of it on a DPDK port
   Endpoint app;                    // the app's address (afpacket: watched; tee: forwarded to)
   Endpoint listen;                 // tee only: the public address clients connect to
   std::string interface = "lo";    // afpacket only
@@ -35,6 +37,9 @@ struct PrefetchSetup {
                                    // or "v3" (blocks handed over on a 1 ms timer; packet_mirror.hpp)
   uint32_t mirror_spin_us = 0;     // afpacket only: spin this long on an empty ring before sleeping
   uint32_t mirror_slice_us = 100;  // afpacket only: the capture thread's scheduler slice (0: default)
+  // dpdk only: EAL arguments, port, pool and back-off (dpdk_mirror.hpp); the path fills in the
+  // app's address and port and the log.
+  DpdkMirrorOptions dpdk;
   uint64_t queue_bytes = 4u << 20; // the access queue between the capture and engine threads
   // Who sends each prefetch to the memory server: "agent" (DPU-direct, paper §6.2) or "host" (the
   // agent hands the host a hint and the host sends the PREFETCH back through the request ring —
@@ -51,10 +56,15 @@ struct CaptureStats {
   uint64_t flows = 0;         // client connections seen
   uint64_t gaps = 0;          // holes in a flow's stream (afpacket) — the parser resynced after each
   uint64_t parse_errors = 0;  // requests the parser refused (the flow resynced)
-  uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring
+  uint64_t kernel_drops = 0;  // packets the kernel could not put in a full capture ring (dpdk: the
+                              // port's imissed)
   // afpacket: how the capture thread waited (MirrorStats): poll() calls, those a packet ended,
-  // spins on an empty ring, those a packet ended, and the thread's CPU time.
+  // spins on an empty ring, those a packet ended, and the thread's CPU time. dpdk: back-off
+  // sleeps (polls), empty rx bursts (spins) and the CPU time.
   uint64_t polls = 0, wakeups = 0, spins = 0, spin_hits = 0, cpu_ns = 0;
+  // dpdk: frames dropped as the second copy of a frame, client frames the port cut short, times
+  // the port's link went down, and whether it is up now.
+  uint64_t duplicates = 0, truncated = 0, link_downs = 0, link_up = 0;
   uint64_t queue_dropped_bytes = 0;  // external parser: bytes the capture → parser queue had no
                                      // room for (their flows resynced)
   uint64_t resets = 0;        // times a client write may have been missed (a WRITE/DELETE lost to a
@@ -89,7 +99,8 @@ class PrefetchPath {
   // Engine thread only (`resets` is the engine thread's own count).
   virtual CaptureStats capture_stats() const = 0;
   // Any thread: the packet mirror's capture lag (kernel timestamp → frame handed to the parser
-  // side; PacketMirror::capture_lag). Empty with the tee proxy or before the backend started.
+  // side; PacketMirror::capture_lag; dpdk: previous rx burst → frame handed on,
+  // DpdkMirror::capture_lag). Empty with the tee proxy or before the backend started.
   virtual LatencyHistogram::Snapshot capture_lag() const = 0;
   // The tee proxy's port (0 for afpacket, or before an external parser is attached).
   virtual uint16_t tee_port() const = 0;

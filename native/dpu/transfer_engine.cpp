@@ -980,6 +980,10 @@ void Engine::update_gauges() {
     set(counters_.mirror_spins, c.spins);
     set(counters_.mirror_spin_hits, c.spin_hits);
     set(counters_.mirror_cpu_ns, c.cpu_ns);
+    set(counters_.mirror_duplicates, c.duplicates);
+    set(counters_.mirror_truncated, c.truncated);
+    set(counters_.mirror_link_downs, c.link_downs);
+    set(counters_.mirror_link_up, c.link_up);
     set(counters_.prefetch_resets, c.resets);
   }
 }

@@ -78,6 +78,8 @@ struct EngineStats {
   // How the capture thread waited (MirrorStats): poll() calls and those a packet ended, spins on
   // an empty ring and those a packet ended, and its CPU time.
   uint64_t mirror_polls = 0, mirror_wakeups = 0, mirror_spins = 0, mirror_spin_hits = 0, mirror_cpu_ns = 0;
+  // dpdk (CaptureStats): duplicate frames dropped, client frames cut by the port, link downs, link up now.
+  uint64_t mirror_duplicates = 0, mirror_truncated = 0, mirror_link_downs = 0, mirror_link_up = 0;
   // Capture lag, kernel timestamp of a packet → the capture thread hands it on: frames measured
   // and quantiles (±3.2%); derived in stats() from the mirror's histogram.
   uint64_t mirror_capture_lag_count = 0, mirror_capture_lag_p50_ns = 0, mirror_capture_lag_p99_ns = 0;
@@ -104,7 +106,8 @@ struct EngineStats {
   X(prefetch_lead_count) X(prefetch_lead_sum_ns) X(prefetch_dropped_accesses) X(prefetch_lost_writes)     \
   X(mirror_packets) X(mirror_bytes) X(mirror_flows) X(mirror_gaps) X(mirror_parse_errors)                  \
   X(mirror_kernel_drops) X(mirror_polls) X(mirror_wakeups) X(mirror_spins) X(mirror_spin_hits)            \
-  X(mirror_cpu_ns) X(prefetch_resets)                                                                     \
+  X(mirror_cpu_ns) X(mirror_duplicates) X(mirror_truncated) X(mirror_link_downs) X(mirror_link_up)        \
+  X(prefetch_resets)                                                                                      \
   X(prefetch_hints) X(prefetch_hints_returned) X(prefetch_hints_expired) X(prefetch_hints_refused)         \
   X(zone_consumed) X(zone_reclaimed_unconsumed) X(allocations_refused) X(placement_refraction_skips)        \
   X(inflight_records) X(host_view_keys) X(host_view_inserts) X(host_view_erases) X(lz_invalidations)

@@ -9,6 +9,7 @@
 #include "js_parser_bridge.hpp"
 #include "pd3/status.h"
 #include "common/net.hpp"
+#include "dpu/dpdk_mirror.hpp"
 #include "dpu/packet_mirror.hpp"
 #include "dpu/transfer_engine.hpp"
 
@@ -29,6 +30,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
          InstanceMethod<&EngineHandle::PumpFlows>("pumpFlows"), InstanceMethod<&EngineHandle::SetMember>("setMember"),
          InstanceMethod<&EngineHandle::Close>("close")});
     exports.Set("EngineHandle", cls);
+    // dpdkBuiltIn: whether this build has the DPDK capture backend (--mirror dpdk).
+    exports.Set("dpdkBuiltIn", Napi::Boolean::New(env, pd3::dpdk_mirror_built_in()));
   }
 
   explicit EngineHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineHandle>(info) {
@@ -120,6 +123,39 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
       opt.prefetch.hint_timeout_ms = uint32_t(pnum("hintTimeoutMs", opt.prefetch.hint_timeout_ms, 3600000));
       opt.prefetch.mirror_spin_us = uint32_t(pnum("spinUs", opt.prefetch.mirror_spin_us, pd3::kMirrorMaxSpinUs));
       opt.prefetch.mirror_slice_us = uint32_t(pnum("sliceUs", opt.prefetch.mirror_slice_us, pd3::kMirrorMaxSliceUs));
+      if (!p.Get("dpdk").IsUndefined()) {
+        if (!p.Get("dpdk").IsObject()) throw Napi::TypeError::New(env, "prefetch.dpdk must be an object");
+        Napi::Object d = p.Get("dpdk").As<Napi::Object>();
+        pd3::DpdkMirrorOptions& o = opt.prefetch.dpdk;
+        auto dtext = [&](const char* k, std::string* out) {
+          Napi::Value v = d.Get(k);
+          if (v.IsUndefined()) return;
+          if (!v.IsString()) throw Napi::TypeError::New(env, std::string("prefetch.dpdk.") + k + " must be a string");
+          *out = v.As<Napi::String>().Utf8Value();
+        };
+        auto dnum = [&](const char* k, uint32_t* out, uint32_t max) {
+          Napi::Value v = d.Get(k);
+          if (v.IsUndefined()) return;
+          if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() < 0 || v.As<Napi::Number>().DoubleValue() > double(max))
+            throw Napi::RangeError::New(env, std::string("prefetch.dpdk.") + k + " out of range");
+          *out = uint32_t(v.As<Napi::Number>().DoubleValue());
+        };
+        dtext("ealArgs", &o.eal_args);
+        dtext("port", &o.port);
+        dtext("probe", &o.probe_path);
+        dnum("mbufs", &o.mbufs, pd3::kDpdkMaxMbufs);
+        dnum("mbufBytes", &o.mbuf_bytes, pd3::kDpdkMaxMbufBytes);
+        dnum("rxDesc", &o.rx_desc, 16384);
+        dnum("burst", &o.burst, pd3::kDpdkMaxBurst);
+        dnum("spinUs", &o.spin_us, pd3::kDpdkMaxSpinUs);
+        dnum("sleepMinUs", &o.sleep_min_us, pd3::kDpdkMaxSleepUs);
+        dnum("sleepMaxUs", &o.sleep_max_us, pd3::kDpdkMaxSleepUs);
+        const Napi::Value promisc = d.Get("promiscuous");
+        if (!promisc.IsUndefined()) {
+          if (!promisc.IsBoolean()) throw Napi::TypeError::New(env, "prefetch.dpdk.promiscuous must be a boolean");
+          o.promiscuous = promisc.As<Napi::Boolean>().Value();
+        }
+      }
     }
     if (const int rc = pd3::TransferEngine::start(opt, &engine_)) throw_status(env, rc, "TransferEngine");
   }
