@@ -103,6 +103,26 @@ describe('remote memory through the agent side of the rings', () => {
     await h.deallocate(region);
   });
 
+  it('stages requests with publishBatch and publishes them at the pump\'s poll or a full batch', async () => {
+    expect(() => host({ publishBatch: 4097 })).toThrow(/publishBatch must be at most 4096/);
+    const h = host({ publishBatch: 4 });
+    const agent = new ModelAgent(h.name);
+    cleanup.push(() => agent.close());
+    agent.regions.set(1, Buffer.alloc(4096));
+    const before = h.stats().host_requests;
+    const writes = [0, 1, 2].map((i) => h.write(1, i * 8, Buffer.alloc(8, i + 1)));
+    expect(h.stats().host_requests).toBe(before); // staged: not in the ring yet
+    writes.push(h.write(1, 24, Buffer.alloc(8, 4))); // the fourth fills the batch
+    expect(h.stats().host_requests).toBe(before + 4);
+    const fifth = h.write(1, 32, Buffer.alloc(8, 5));
+    expect(h.stats().host_requests).toBe(before + 4);
+    h.poll(); // publishes what is staged
+    expect(h.stats().host_requests).toBe(before + 5);
+    agent.start();
+    await Promise.all([...writes, fifth]);
+    expect([...agent.regions.get(1)!.subarray(0, 40)]).toEqual([1, 2, 3, 4, 5].flatMap((v) => Array(8).fill(v)));
+  });
+
   it('rejects with the status the agent sent (bad region, out of range)', async () => {
     const h = host();
     const agent = new ModelAgent(h.name).start();
