@@ -34,7 +34,7 @@ void CompletionSink::flush() {
   if (handle_ == nullptr || batch_->empty()) return;
   std::lock_guard qlock(handle_->queue_mu);
   handle_->queue.push(batch_->data(), batch_->size());
-  handle_->inflight.fetch_sub(uint32_t(batch_->size()), std::memory_order_relaxed);  // relaxed: a statistic
+  handle_->inflight.retired(uint32_t(batch_->size()));
   batch_->clear();
 }
 

@@ -65,13 +65,19 @@ int issue_direct(pd3_host* h, const pd3::RingRequest& r) {
     core.free_ids.pop_back();
     core.table[id] = Inflight{h, r.dest, r.size, r.user_data, r.op, r.ctl, r.names, true, false, false};
   }
-  h->inflight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
+  {
+    std::lock_guard issuing(h->issue_mu);
+    h->inflight.issued();
+  }
   const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, 0), r.region_field, r.offset, r.size);
   if (const int rc = core.direct->submit(uint16_t(id), hdr, r.payload, r.payload_len); rc != PD3_OK) {
-    std::lock_guard lock(core.id_mu);
-    core.table[id] = Inflight{};
-    core.free_ids.push_back(uint16_t(id));
-    h->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
+    {
+      std::lock_guard lock(core.id_mu);
+      core.table[id] = Inflight{};
+      core.free_ids.push_back(uint16_t(id));
+    }
+    std::lock_guard queue(h->queue_mu);
+    h->inflight.retired();
     return rc;
   }
   return id;
@@ -252,7 +258,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
     // Direct sockets wake the wait at once. The response ring has no doorbell: sleep until about a
     // batch of this handle's requests should have been answered (CompletionPacer), then look again.
     const uint64_t sleep_ns =
-        core.pacer.sleep_ns(h->inflight.load(std::memory_order_relaxed), deadline - now);  // relaxed: a statistic
+        core.pacer.sleep_ns(h->inflight.get(), deadline - now);
     const uint32_t slice_us = uint32_t(std::min<uint64_t>(sleep_ns / 1000 + 1, 50));
     if (core.direct == nullptr || core.direct->wait(slice_us) == 0) {
       if (core.direct == nullptr || core.direct->outstanding() == 0) {
@@ -277,7 +283,7 @@ extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint3
 extern "C" int pd3_host_agent_alive(const pd3_host* h) { return h != nullptr && agent_alive(*h->core); }
 
 extern "C" uint32_t pd3_host_inflight(const pd3_host* h) {
-  return h ? h->inflight.load(std::memory_order_relaxed) : 0;  // relaxed: a statistic
+  return h ? h->inflight.get() : 0;
 }
 
 extern "C" const pd3_control* pd3_host_control(const pd3_host* h) { return h ? h->core->control() : nullptr; }

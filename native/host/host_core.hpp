@@ -84,6 +84,29 @@ void add_under_lock(std::atomic<T>& v, D delta) {
   v.store(T(v.load(std::memory_order_relaxed) + T(delta)), std::memory_order_relaxed);
 }
 
+// Requests a handle issued and not yet polled, as two counters each changed under one lock
+// (issued under the handle's issue_mu, retired under its queue_mu): a plain load and store per
+// change instead of a locked instruction per request.
+class InflightCount {
+ public:
+  void issued(uint32_t n = 1) { add_under_lock(issued_, n); }  // caller holds issue_mu
+  void retired(uint32_t n = 1) {                                // caller holds queue_mu
+    // release: a reader that sees this retirement also sees the issue it retires (get()).
+    retired_.store(retired_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+  uint32_t get() const {
+    // acquire, then issued: every request counted retired was issued before (the ring orders
+    // them), so issued read after it is never smaller.
+    const uint64_t retired = retired_.load(std::memory_order_acquire);
+    const uint64_t issued = issued_.load(std::memory_order_relaxed);  // relaxed: see above
+    return issued > retired ? uint32_t(issued - retired) : 0;
+  }
+
+ private:
+  std::atomic<uint64_t> issued_{0};
+  std::atomic<uint64_t> retired_{0};
+};
+
 // Ids a handle took from the core in one go, so issuing a ring request does not lock id_mu.
 // Guarded by the handle's issue_mu.
 class IdCache {
@@ -126,5 +149,5 @@ struct pd3_host {
   pd3::RequestBatch staged;          // ring requests not yet published
   std::mutex queue_mu;
   pd3::CompletionQueue queue;
-  std::atomic<uint32_t> inflight{0};
+  pd3::InflightCount inflight;
 };

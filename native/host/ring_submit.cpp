@@ -39,8 +39,8 @@ void complete_staged(pd3_host* h, uint16_t id, int status) {
   {
     std::lock_guard qlock(h->queue_mu);
     h->queue.push(c);
+    h->inflight.retired();
   }
-  h->inflight.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
   std::lock_guard ids(core.id_mu);
   core.table[id] = Inflight{};
   core.free_ids.push_back(id);
@@ -131,7 +131,7 @@ int stage_ring_request(pd3_host* h, const RingRequest& r) {
     count(core.control()->host_ring_full);
     return PD3_E_AGAIN;
   }
-  h->inflight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for this handle
+  h->inflight.issued();
   return id;
 }
 
@@ -149,7 +149,10 @@ void drop_staged(pd3_host* h) {
     core.table[id] = Inflight{};
     core.free_ids.push_back(id);
   }
-  h->inflight.fetch_sub(h->staged.size(), std::memory_order_relaxed);  // relaxed: a statistic
+  {
+    std::lock_guard queue(h->queue_mu);
+    h->inflight.retired(h->staged.size());
+  }
   h->staged.drop_front(h->staged.size());
   h->ids.release_all_locked(core);
 }
