@@ -12,7 +12,7 @@
 #include "common/lz_view.hpp"
 #include "common/segment.hpp"
 #include "dpu/agent_session.hpp"
-#include "dpu/request_reader.hpp"
+#include "agent_rings.hpp"
 #include "harness.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/request_writer.hpp"
@@ -182,7 +182,7 @@ TEST(stress_request_ring_many_producers_one_consumer) {
   const uint64_t total = uint64_t(kProducers) * kPerProducer;
   const auto deadline = Clock::now() + std::chrono::seconds(120);
   while (received < total && !failed.load()) {
-    const int n = pd3::drain_requests(c, 256, [&](const pd3::RequestView& v) {
+    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
       const std::string err = check_record(v, kProducers, next);
       if (!err.empty()) {
         if (first_error.empty()) first_error = err;
@@ -211,7 +211,7 @@ TEST(stress_request_ring_many_producers_one_consumer) {
   CHECK_EQ(received, total);
   for (uint32_t t = 0; t < kProducers; ++t) CHECK_EQ(next[t], kPerProducer);
   std::vector<uint8_t> dummy;
-  CHECK_EQ(pd3::drain_requests(c, 256, [&](const pd3::RequestView&) { dummy.push_back(1); }), 0);  // nothing extra
+  CHECK_EQ(pd3test::drain_requests(c, 256, [&](const pd3::RequestView&) { dummy.push_back(1); }), 0);  // nothing extra
   CHECK(dummy.empty());
   CHECK_EQ(c->host_requests, total);
   CHECK_EQ(c->agent_requests, total);
@@ -253,7 +253,7 @@ TEST(stress_request_ring_that_cannot_fill_never_refuses) {
     uint64_t got = 0;
     bool in_order = true;
     while (got < uint64_t(kProducers) * kPerProducer && !failed.load()) {
-      const int n = pd3::drain_requests(c, 1024, [&](const pd3::RequestView& v) {
+      const int n = pd3test::drain_requests(c, 1024, [&](const pd3::RequestView& v) {
         if (v.status != PD3_OK || v.hdr.region >= kProducers || v.hdr.offset != next[v.hdr.region]) in_order = false;
         else ++next[v.hdr.region];
       });

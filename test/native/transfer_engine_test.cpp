@@ -16,6 +16,7 @@
 #include "dpu/agent_session.hpp"
 #include "dpu/response_buffer.hpp"
 #include "fake_memserver.hpp"
+#include "common/atomics.hpp"
 #include "harness.hpp"
 #include "loopback_apps.hpp"
 #include "host/request_writer.hpp"
