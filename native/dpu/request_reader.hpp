@@ -115,7 +115,9 @@ int RequestReader::drain(uint32_t max, uint64_t fence, Fn&& fn) {
         dma_.read(l_.req_offset + off, buf_.data(), want);
       }
       const uint8_t* slot = reinterpret_cast<const uint8_t*>(buf_.data()) + at;
-      if (reinterpret_cast<const pd3_slot*>(slot)->kind == PD3_SLOT_RECORD) {
+      uint16_t kind;
+      std::memcpy(&kind, slot + offsetof(pd3_slot, kind), sizeof kind);
+      if (kind == PD3_SLOT_RECORD) {
         ++taken;
         if (pos < fence) {
           ++fenced;
