@@ -69,6 +69,8 @@ export interface NativeEngineOptions {
   connectTimeoutMs?: number;
   reconnectMs?: number;
   idleSpinUs?: number;
+  /** ns per DMA operation: the latency-and-accounting backend (0..1e6); absent: shared memory. */
+  dmaLatencyNs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
   /** Where ALLOCATE goes: "p2c" (default), "most-free" or "random" (native/dpu/placement.hpp). */

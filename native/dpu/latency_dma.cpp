@@ -17,20 +17,22 @@ LatencyDma::LatencyDma(std::unique_ptr<ShmDma> memory, uint64_t latency_ns)
   assert(latency_ns <= kMaxLatencyNs);
 }
 
-void LatencyDma::wait_until(uint64_t deadline_ns) {
+void LatencyDma::wait_until(uint64_t start_ns, uint64_t deadline_ns) {
   // Busy-wait, as an engine polling its completion queue does: the wait is µs, below a sleep's
   // granularity, and it is the engine's time (its core) the model charges.
-  uint64_t now = now_ns();
+  uint64_t now = start_ns;
   if (now >= deadline_ns) return;
-  const uint64_t start = now;
   while (now < deadline_ns) now = now_ns();
-  bump(wait_ns_, now - start);
+  bump(wait_ns_, now - start_ns);
 }
 
 void LatencyDma::blocking_op(std::atomic<uint64_t>& ops, std::atomic<uint64_t>* bytes, uint64_t n) {
   bump(ops);
   if (bytes) bump(*bytes, n);
-  if (latency_ns_) wait_until(now_ns() + latency_ns_);
+  if (latency_ns_) {
+    const uint64_t start = now_ns();
+    wait_until(start, start + latency_ns_);
+  }
 }
 
 void LatencyDma::posted_op(uint64_t n) {
@@ -67,7 +69,7 @@ void LatencyDma::write32(uint64_t off, uint32_t value) {
 }
 void LatencyDma::fence(DmaFence kind) {
   bump(fences_);
-  if (latency_ns_) wait_until(writes_complete_ns_);  // the writes before it have landed
+  if (latency_ns_) wait_until(now_ns(), writes_complete_ns_);  // the writes before it have landed
   memory_->fence(kind);
 }
 uint64_t LatencyDma::swap64(uint64_t off, uint64_t value) {

@@ -37,7 +37,7 @@ class LatencyDma final : public HostDma {
  private:
   void blocking_op(std::atomic<uint64_t>& ops, std::atomic<uint64_t>* bytes, uint64_t n);
   void posted_op(uint64_t n);
-  void wait_until(uint64_t deadline_ns);
+  void wait_until(uint64_t start_ns, uint64_t deadline_ns);
 
   std::unique_ptr<ShmDma> memory_;
   const uint64_t latency_ns_;
