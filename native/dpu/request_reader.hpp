@@ -24,12 +24,13 @@ struct RequestView {
 // The consumer of the request ring. Single-threaded (the engine's); keeps the head it owns.
 class RequestReader {
  public:
-  // Bytes read per DMA at most (a larger slot gets a read of its own).
+  // Bytes read per DMA at most (a larger slot gets a read of its own), and at least.
   static constexpr uint64_t kWindowBytes = 64 * 1024;
+  static constexpr uint64_t kMinWindowBytes = 256;
 
   // Reads the head it resumes from (one read).
   RequestReader(HostDma& dma, const HostLayout& layout, AgentCounters& counters)
-      : dma_(dma), l_(layout), counters_(counters), head_(dma.read64(PD3_CTL(req_head))), tail_seen_(head_) {}
+      : dma_(dma), l_(layout), counters_(counters), head_(dma.read64(PD3_CTL(req_head))) {}
 
   // The host's fence (pd3_control.req_fence), one acquire read: requests below it were failed by
   // the host (pairs with its release store when it declares the agent down).
@@ -41,8 +42,10 @@ class RequestReader {
   // PD3_E_CORRUPT) so their ids can be answered with an error. Returns the number of records taken
   // (fenced ones included), or PD3_E_CORRUPT when a slot's framing is broken: nothing past that
   // slot is taken (a ring whose framing is lost cannot be resynchronised).
-  // DMA: a read of req_tail, then one read per window of ring bytes (one in the common case),
-  // then a posted write of req_head; none when the ring is empty.
+  // DMA: a read of the seal at head (all an empty ring costs), then one read per window of ring
+  // bytes from head (one in the common case: the window is sized from the last batch, and bytes
+  // past the last sealed slot are read and ignored), then a posted write of req_head. The host's
+  // req_tail is not read: the producers CAS it on every request.
   template <class Fn>
   int drain(uint32_t max, uint64_t fence, Fn&& fn);
   template <class Fn>
@@ -52,7 +55,11 @@ class RequestReader {
   bool published_at_head() { return dma_.read64(l_.req_offset + (head_ & (l_.req_size - 1))) == l_.seal_of(head_); }
 
   uint64_t head() const { return head_; }
-  uint64_t tail_seen() const { return tail_seen_; }  // the host's tail at the last drain
+  // Bytes the host has reserved past our head (one read of req_tail; for gauges, not per pass).
+  uint64_t backlog() {
+    const uint64_t tail = dma_.read64(PD3_CTL(req_tail));
+    return tail > head_ ? tail - head_ : 0;
+  }
 
  private:
   // A slot in buf_ at `at`, of ring position `pos`: its length if published and well framed, 0 if
@@ -63,7 +70,7 @@ class RequestReader {
   const HostLayout l_;
   AgentCounters& counters_;
   uint64_t head_;
-  uint64_t tail_seen_;
+  uint64_t window_ = kMinWindowBytes;  // bytes the next pass reads first
   std::vector<uint64_t> buf_;  // ring bytes in agent memory (8-aligned)
 };
 
@@ -79,26 +86,22 @@ inline int64_t RequestReader::slot_at(size_t at, uint64_t pos) const {
 
 template <class Fn>
 int RequestReader::drain(uint32_t max, uint64_t fence, Fn&& fn) {
-  // The host advances tail when it reserves, before it writes: everything published is below it.
-  const uint64_t tail = dma_.read64(PD3_CTL(req_tail));
-  tail_seen_ = tail;
+  // The seal at head first: an empty ring costs this one read, and the producers' req_tail line
+  // (which they CAS on every request) is never pulled away from them.
+  if (!published_at_head()) return 0;
   const uint64_t mask = l_.req_size - 1;
   uint64_t pos = head_;
   uint64_t taken = 0, fenced = 0;
   int rc = 0;
   bool unpublished = false;  // met a slot not yet sealed: the batch ends there
-  // A tail behind head or more than a ring ahead is impossible: read at most one ring. Slots are
-  // PD3_SLOT_ALIGN-aligned, so an unaligned tail is rounded up (the slot there is then judged).
-  const uint64_t reserved = int64_t(tail - pos) > 0 ? std::min(tail - pos, l_.req_size) : 0;
-  const uint64_t end = pos + ((reserved + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1});
-  while (taken < max && pos < end && rc == 0 && !unpublished) {
+  uint64_t window = window_;
+  while (taken < max && rc == 0 && !unpublished && pos - head_ < l_.req_size) {
     const uint64_t off = pos & mask;
-    uint64_t want = std::min({end - pos, l_.req_size - off, uint64_t{kWindowBytes}});
-    if (want < sizeof(pd3_slot)) break;
+    uint64_t want = std::min(window, l_.req_size - off);  // never past the ring's end
     buf_.resize((std::max(want, uint64_t{kWindowBytes}) + 7) / 8);
     dma_.read(l_.req_offset + off, buf_.data(), want);
     size_t at = 0;
-    while (taken < max && at + sizeof(pd3_slot) <= want) {
+    while (taken < max && at + sizeof(pd3_slot) <= want && pos - head_ < l_.req_size) {
       const int64_t len = slot_at(at, pos);
       if (len == 0) {
         unpublished = true;
@@ -142,7 +145,10 @@ int RequestReader::drain(uint32_t max, uint64_t fence, Fn&& fn) {
       pos += uint64_t(len);
       at += size_t(len);
     }
+    window = std::min(2 * window, uint64_t{kWindowBytes});  // the batch goes on: read more at once
   }
+  // The next pass reads about twice what this one took (a burst grows it, a trickle shrinks it).
+  window_ = std::clamp<uint64_t>(2 * (pos - head_), kMinWindowBytes, kWindowBytes);
   if (pos != head_) {
     head_ = pos;
     // Posted: the reads of the freed bytes completed before it was issued (read() returns then).

@@ -148,6 +148,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   const bool via_host_;  // prefetches go to the host as hints first (PrefetchSetup::issuer "host")
   std::unique_ptr<AgentSession> session_;
   uint64_t fence_ = 0;  // the host's fence, read at the start of this pass of the loop
+  uint64_t ring_gauge_ns_ = 0;  // when request_ring_bytes was last read
   AgentDoorbell doorbell_;  // rung when accesses or Host View verdicts wait; declared first: outlives both
   std::unique_ptr<HostView> host_view_;
   std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_ and doorbell_: destroyed before them
@@ -927,10 +928,11 @@ void Engine::update_gauges() {
   set(counters_.bytes_sent, sent);
   set(counters_.bytes_received, received);
   set(counters_.response_backlog, replies_.size());
-  // The tail as the last drain read it (no DMA for a gauge); saturating anyway.
-  const uint64_t head = session_->requests().head();
-  const uint64_t tail = session_->requests().tail_seen();
-  set(counters_.request_ring_bytes, tail > head ? tail - head : 0);
+  // A read of the producers' tail: at most once a millisecond (they CAS that line per request).
+  if (const uint64_t now = now_ns(); now - ring_gauge_ns_ >= kGaugesEveryNs) {
+    set(counters_.request_ring_bytes, session_->requests().backlog());
+    ring_gauge_ns_ = now;
+  }
   if (prefetch_) {
     const PrefetcherStats p = prefetch_->prefetcher().stats();
     set(counters_.prefetch_reads, p.reads);

@@ -29,9 +29,7 @@ inline int run_request_ring_input(pd3_control* c, const uint8_t* data, size_t si
     auto* s = reinterpret_cast<pd3_slot*>(ring + (head & (ring_size - 1)));
     s->seal = (head ^ c->seal_salt) | 1;
   }
-  // Every byte of the ring counts as reserved, so the reader looks at all of it.
-  c->req_head = head;
-  c->req_tail = head + ring_size;
+  c->req_head = c->req_tail = head;
   c->req_fence = 0;
   int records = 0;
   const int rc = pd3test::drain_requests(c, 64, [&](const pd3::RequestView& v) {

@@ -117,7 +117,9 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   CHECK_EQ(agent->requests().drain(64, 0, [&](const pd3::RequestView& v) { seen += v.status == PD3_OK; }), 3);
   CHECK_EQ(seen, 3u);
   pd3::DmaCounts want;
-  want.reads = 2, want.read_bytes = 8 + 3 * 32;  // req_tail, then the three slots in one read
+  // The seal at head, then one window from head (the first pass reads the smallest window; the
+  // three slots are in it, the unpublished bytes after them are ignored).
+  want.reads = 2, want.read_bytes = 8 + pd3::RequestReader::kMinWindowBytes;
   want.writes = 2, want.write_bytes = 8 + 64;    // req_head, the counters' line
   CHECK(same(minus(agent->dma().counts(), before), want));
   CHECK_EQ(c->req_head, c->req_tail);
