@@ -147,8 +147,9 @@ int RequestReader::drain(uint32_t max, uint64_t fence, Fn&& fn) {
     }
     window = std::min(2 * window, uint64_t{kWindowBytes});  // the batch goes on: read more at once
   }
-  // The next pass reads about twice what this one took (a burst grows it, a trickle shrinks it).
-  window_ = std::clamp<uint64_t>(2 * (pos - head_), kMinWindowBytes, kWindowBytes);
+  // The next pass reads what this one took and a little more (a burst grows it, a trickle shrinks
+  // it): the bytes past the last sealed slot are read for nothing.
+  window_ = std::clamp<uint64_t>(pos - head_ + kMinWindowBytes, kMinWindowBytes, kWindowBytes);
   if (pos != head_) {
     head_ = pos;
     // Posted: the reads of the freed bytes completed before it was issued (read() returns then).

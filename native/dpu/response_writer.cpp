@@ -50,17 +50,21 @@ bool ResponseWriter::room_for(uint64_t bytes) {
 
 void ResponseWriter::stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data,
                                 size_t data_len) {
-  if (staged_ == 0 && stage_.empty()) batch_pos_ = tail_;
-  const uint64_t at = tail_ - batch_pos_;
-  stage_.resize((at + len) / 8);
+  if (staged_bytes_ == 0) batch_pos_ = tail_;
+  const uint64_t at = staged_bytes_;
+  // Grown geometrically and never shrunk or zero-filled: only the slots' padding is cleared below.
+  if (stage_.size() * 8 < at + len) stage_.resize(std::max<size_t>((at + len) / 8, 2 * stage_.size()));
   auto* slot = reinterpret_cast<uint8_t*>(stage_.data()) + at;
-  std::memset(slot, 0, len);
+  // The padding (under PD3_SLOT_ALIGN bytes) lies in the slot's last two words: zero them first.
+  stage_[(at + len) / 8 - 1] = 0;
+  stage_[(at + len) / 8 - 2] = 0;
   // The first slot's seal stays 0 (unpublished) until flush() has fenced the rest.
   const pd3_slot s{at == 0 ? 0 : l_.seal_of(tail_), uint32_t(len), kind, 0};
   std::memcpy(slot, &s, sizeof s);
   if (hdr_len) std::memcpy(slot + sizeof s, hdr, hdr_len);
   if (data_len) std::memcpy(slot + sizeof s + hdr_len, data, data_len);
   tail_ += len;
+  staged_bytes_ += len;
 }
 
 int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t size) {
@@ -78,11 +82,11 @@ int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t s
 }
 
 uint32_t ResponseWriter::flush() {
-  if (stage_.empty()) return 0;
+  if (staged_bytes_ == 0) return 0;
   // The reservation first, so that an agent that dies before the seal leaves a hole the next
   // one can see and pad (repair()).
   dma_.write64(PD3_CTL(resp_tail), tail_);
-  const uint64_t bytes = tail_ - batch_pos_;
+  const uint64_t bytes = staged_bytes_;
   const uint64_t off = batch_pos_ & (l_.resp_size - 1);
   const uint64_t first = std::min(bytes, l_.resp_size - off);  // the part before the ring's end
   const auto* src = reinterpret_cast<const uint8_t*>(stage_.data());
@@ -96,7 +100,7 @@ uint32_t ResponseWriter::flush() {
   counters_.add(AgentCounters::kResponses, n);
   counters_.flush(dma_);
   staged_ = 0;
-  stage_.clear();
+  staged_bytes_ = 0;
   return n;
 }
 

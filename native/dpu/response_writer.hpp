@@ -28,7 +28,7 @@ class ResponseWriter {
   // Publishes every staged response. DMA: a write of resp_tail, one write of the slots (two when
   // the batch wraps), a fence, the first slot's seal. Returns the number published.
   uint32_t flush();
-  bool staged() const { return staged_ > 0; }
+  bool staged() const { return staged_bytes_ > 0; }
 
  private:
   [[nodiscard]] bool room_for(uint64_t bytes);
@@ -41,7 +41,8 @@ class ResponseWriter {
   uint64_t head_seen_;  // the host's head, as last read (re-read only when the ring looks full)
   uint64_t batch_pos_ = 0;       // position of the first staged slot
   uint32_t staged_ = 0;          // records staged
-  std::vector<uint64_t> stage_;  // the staged slots' bytes, from batch_pos_ (8-aligned)
+  uint64_t staged_bytes_ = 0;    // bytes staged (PAD slots included)
+  std::vector<uint64_t> stage_;  // the staged slots' bytes, from batch_pos_ (8-aligned; kept)
 };
 
 }  // namespace pd3
