@@ -1,6 +1,10 @@
 // shm_dma.cpp — see shm_dma.hpp: attaching the segment, and the doorbell's futex.
 #include "dpu/shm_dma.hpp"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "common/segment.hpp"

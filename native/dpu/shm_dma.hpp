@@ -3,10 +3,6 @@
 // in host_dma.hpp asks for. The only agent file, with shm_dma.cpp, that touches segment pointers.
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cassert>
 #include <cstring>

@@ -142,7 +142,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   int send_hint(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now);
   void take_hinted_prefetch(const RequestView& v, uint64_t now);
   void expire_hints(uint64_t now);
-  void update_gauges();
+  void update_gauges(uint64_t now);
 
   EngineOptions options_;
   const bool via_host_;  // prefetches go to the host as hints first (PrefetchSetup::issuer "host")
@@ -342,7 +342,7 @@ void Engine::run() {
       acked = fence;
     }
     if (worked || now - last_gauges >= kGaugesEveryNs) {
-      update_gauges();
+      update_gauges(now);
       last_gauges = now;
     }
     if (worked) {
@@ -409,7 +409,7 @@ bool Engine::service_timers(uint64_t now) {
   }
   // relaxed load: only this thread stores it.
   if (!connecting && !first_round_done_.load(std::memory_order_relaxed)) {
-    update_gauges();  // so that stats() after start() already count the servers reached
+    update_gauges(now);  // so that stats() after start() already count the servers reached
     // release: pairs with launch()'s acquire wait.
     first_round_done_.store(true, std::memory_order_release);
     first_round_done_.notify_all();
@@ -513,7 +513,7 @@ void Engine::shutdown() {
              replies_.size());
   replies_.clear(*buffer_);
   session_->ack_fence(fence);
-  update_gauges();
+  update_gauges(now);
   log_.log(LogLevel::kInfo, "engine.stopped", "transfer engine stopped");
 }
 
@@ -911,7 +911,7 @@ void Engine::run_host_view(HostViewOp op, std::vector<uint64_t>* hashes) {
   hashes->clear();
 }
 
-void Engine::update_gauges() {
+void Engine::update_gauges(uint64_t now) {
   set(counters_.zone_consumed, session_->counters().get(AgentCounters::kLzConsumed));
   set(counters_.zone_reclaimed_unconsumed, session_->counters().get(AgentCounters::kLzReclaimedUnconsumed));
   uint64_t up = 0, inflight = 0, frames = 0, sent = 0, received = 0;
@@ -929,7 +929,7 @@ void Engine::update_gauges() {
   set(counters_.bytes_received, received);
   set(counters_.response_backlog, replies_.size());
   // A read of the producers' tail: at most once a millisecond (they CAS that line per request).
-  if (const uint64_t now = now_ns(); now - ring_gauge_ns_ >= kGaugesEveryNs) {
+  if (now - ring_gauge_ns_ >= kGaugesEveryNs) {
     set(counters_.request_ring_bytes, session_->requests().backlog());
     ring_gauge_ns_ = now;
   }
