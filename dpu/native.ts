@@ -143,7 +143,7 @@ export interface NativeEngine {
 
 interface AgentAddon {
   constants: NativeConstants;
-  AgentHandle: new (name: string) => NativeAgentHandle;
+  AgentHandle: new (name: string, dmaLatencyNs?: number) => NativeAgentHandle;
   HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
   hostViewKeyHash(key: Uint8Array): bigint;
   EngineHandle: new (options: NativeEngineOptions) => NativeEngine;
