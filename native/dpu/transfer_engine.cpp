@@ -17,7 +17,6 @@
 #include <unordered_map>
 
 #include "common/tenant_credential.hpp"
-#include "common/atomics.hpp"
 #include "common/error.hpp"
 #include "common/transport_codec.hpp"
 #include "dpu/agent_doorbell.hpp"
