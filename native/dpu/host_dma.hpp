@@ -10,8 +10,8 @@
 // Ordering, the contract every backend keeps (the model is RDMA's, one queue pair):
 //   * read(), read64() return once the bytes are in agent memory. read64() is an acquire: what the
 //     host wrote before it stored the word returned is seen by every read issued after it. read()
-//     reads its range in ascending 8-byte words, each an acquire (so a slot's seal, first in the
-//     slot, orders the slot's body after it; docs/hardware.md says what this needs on hardware).
+//     gives no order inside its range unless ordered_reads() (shared memory: ascending 8-byte
+//     words, each an acquire, so a slot's seal, first in the slot, orders its body after it).
 //   * write(), write64() are posted: they return before the host sees them, and two writes are NOT
 //     ordered with each other. write64() is single-copy atomic (the host never sees half a word).
 //   * fence(kWrites): every write issued before it is visible to the host before any write issued
@@ -54,6 +54,10 @@ class HostDma {
 
   // Bytes of the segment (the highest offset + 1 any operation may touch).
   virtual uint64_t size() const = 0;
+  // True if read() orders its words (ascending, each an acquire: a seal seen published orders the
+  // slot's bytes after it); false for a DMA engine, whose reads give no order inside, so readers
+  // of sealed data read it again once they saw the seal (RequestReader::drain).
+  virtual bool ordered_reads() const = 0;
 
   // Copies `len` bytes at `off` into `dst` (ascending words, each an acquire; `off` and `len`
   // multiples of 8).

@@ -65,6 +65,34 @@ class RequestReader {
   // A slot in buf_ at `at`, of ring position `pos`: its length if published and well framed, 0 if
   // not published, -1 if its framing is broken.
   int64_t slot_at(size_t at, uint64_t pos) const;
+  uint16_t kind_at(size_t at) const {
+    uint16_t kind;
+    std::memcpy(&kind, bytes() + at + offsetof(pd3_slot, kind), sizeof kind);
+    return kind;
+  }
+  const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(buf_.data()); }
+  // Reads `len` ring bytes at ring offset `off` into buf_.
+  void read_window(uint64_t off, uint64_t len) {
+    if (buf_.size() * 8 < len) buf_.resize(std::max<uint64_t>(len, kWindowBytes) / 8);
+    dma_.read(l_.req_offset + off, buf_.data(), len);
+  }
+  // One drain's bounds, and how far it got.
+  struct Pass {
+    uint32_t max;
+    uint64_t fence;
+  };
+  struct Progress {
+    uint64_t pos, taken, fenced;
+  };
+  // Walks the sealed, well-framed slots in buf_ from p->pos, within `limit` bytes, until
+  // pass.max records; with `take`, hands each record at or past the fence to fn. Advances *p;
+  // returns the bytes walked, with *stop the length found where it stopped (0: not sealed, < 0:
+  // broken framing, > 0: the slot does not fit `limit`, or max was reached).
+  template <class Fn>
+  uint64_t walk(uint64_t limit, bool take, const Pass& pass, Fn& fn, Progress* p, int64_t* stop);
+  // Hands the record slot at `at` (ring position `pos`, `len` bytes) to fn as a RequestView.
+  template <class Fn>
+  void deliver(uint64_t at, uint64_t len, uint64_t pos, Fn& fn);
 
   HostDma& dma_;
   const HostLayout l_;
@@ -74,9 +102,29 @@ class RequestReader {
   std::vector<uint64_t> buf_;  // ring bytes in agent memory (8-aligned)
 };
 
+template <class Fn>
+void RequestReader::deliver(uint64_t at, uint64_t len, uint64_t pos, Fn& fn) {
+  const uint8_t* slot = bytes() + at;
+  RequestView v{};
+  v.payload = slot + sizeof(pd3_slot) + sizeof(pd3_request);
+  v.pos = pos;
+  v.has_header = len >= sizeof(pd3_slot) + sizeof(pd3_request);
+  if (!v.has_header) {
+    v.status = PD3_E_CORRUPT;
+  } else {
+    std::memcpy(&v.hdr, slot + sizeof(pd3_slot), sizeof v.hdr);
+    const uint64_t body = sizeof(pd3_request) + uint64_t(pd3_request_payload_len(&v.hdr));
+    const uint64_t need = (sizeof(pd3_slot) + body + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
+    v.status = need == len ? PD3_OK : PD3_E_CORRUPT;
+    v.record_len = v.status == PD3_OK ? uint32_t(body) : 0;
+  }
+  if (v.status != PD3_OK) counters_.add(AgentCounters::kCorrupt);
+  fn(static_cast<const RequestView&>(v));
+}
+
 inline int64_t RequestReader::slot_at(size_t at, uint64_t pos) const {
   pd3_slot s;
-  std::memcpy(&s, reinterpret_cast<const uint8_t*>(buf_.data()) + at, sizeof s);
+  std::memcpy(&s, bytes() + at, sizeof s);
   if (s.seal != l_.seal_of(pos)) return 0;
   const bool framed = s.length >= sizeof(pd3_slot) && s.length % PD3_SLOT_ALIGN == 0 &&
                       (pos & (l_.req_size - 1)) + s.length <= l_.req_size &&
@@ -85,68 +133,62 @@ inline int64_t RequestReader::slot_at(size_t at, uint64_t pos) const {
 }
 
 template <class Fn>
+uint64_t RequestReader::walk(uint64_t limit, bool take, const Pass& pass, Fn& fn, Progress* p, int64_t* stop) {
+  uint64_t at = 0;
+  int64_t len = 0;
+  while (p->taken < pass.max && at + sizeof(pd3_slot) <= limit) {
+    len = slot_at(at, p->pos);
+    if (len <= 0 || at + uint64_t(len) > limit) break;
+    if (kind_at(at) == PD3_SLOT_RECORD) {
+      ++p->taken;
+      if (p->pos < pass.fence) ++p->fenced;
+      else if (take) deliver(at, uint64_t(len), p->pos, fn);
+    }
+    p->pos += uint64_t(len);
+    at += uint64_t(len);
+  }
+  *stop = len;
+  return at;
+}
+
+template <class Fn>
 int RequestReader::drain(uint32_t max, uint64_t fence, Fn&& fn) {
   // The seal at head first: an empty ring costs this one read, and the producers' req_tail line
   // (which they CAS on every request) is never pulled away from them.
   if (!published_at_head()) return 0;
-  const uint64_t mask = l_.req_size - 1;
-  uint64_t pos = head_;
-  uint64_t taken = 0, fenced = 0;
+  const Pass pass{max, fence};
+  Progress done{head_, 0, 0};
   int rc = 0;
-  bool unpublished = false;  // met a slot not yet sealed: the batch ends there
   uint64_t window = window_;
-  while (taken < max && rc == 0 && !unpublished && pos - head_ < l_.req_size) {
-    const uint64_t off = pos & mask;
-    uint64_t want = std::min(window, l_.req_size - off);  // never past the ring's end
-    buf_.resize((std::max(want, uint64_t{kWindowBytes}) + 7) / 8);
-    dma_.read(l_.req_offset + off, buf_.data(), want);
-    size_t at = 0;
-    while (taken < max && at + sizeof(pd3_slot) <= want && pos - head_ < l_.req_size) {
-      const int64_t len = slot_at(at, pos);
-      if (len == 0) {
-        unpublished = true;
-        break;
-      }
-      if (len < 0) {
-        rc = PD3_E_CORRUPT;
-        break;
-      }
-      if (at + uint64_t(len) > want) {
-        if (at > 0) break;  // read again from this slot
-        want = uint64_t(len);  // a slot larger than the window: one read of it alone
-        buf_.resize(want / 8);
-        dma_.read(l_.req_offset + off, buf_.data(), want);
-      }
-      const uint8_t* slot = reinterpret_cast<const uint8_t*>(buf_.data()) + at;
-      uint16_t kind;
-      std::memcpy(&kind, slot + offsetof(pd3_slot, kind), sizeof kind);
-      if (kind == PD3_SLOT_RECORD) {
-        ++taken;
-        if (pos < fence) {
-          ++fenced;
-        } else {
-          RequestView v{};
-          v.payload = slot + sizeof(pd3_slot) + sizeof(pd3_request);
-          v.pos = pos;
-          v.has_header = uint64_t(len) >= sizeof(pd3_slot) + sizeof(pd3_request);
-          if (!v.has_header) {
-            v.status = PD3_E_CORRUPT;
-          } else {
-            std::memcpy(&v.hdr, slot + sizeof(pd3_slot), sizeof v.hdr);
-            const uint64_t body = sizeof(pd3_request) + uint64_t(pd3_request_payload_len(&v.hdr));
-            const uint64_t need = (sizeof(pd3_slot) + body + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
-            v.status = need == uint64_t(len) ? PD3_OK : PD3_E_CORRUPT;
-            v.record_len = v.status == PD3_OK ? uint32_t(body) : 0;
-          }
-          if (v.status != PD3_OK) counters_.add(AgentCounters::kCorrupt);
-          fn(static_cast<const RequestView&>(v));
-        }
-      }
-      pos += uint64_t(len);
-      at += size_t(len);
+  while (done.taken < max && rc == 0 && done.pos - head_ < l_.req_size) {
+    const uint64_t off = done.pos & (l_.req_size - 1);
+    const uint64_t want = std::min(window, l_.req_size - off);  // never past the ring's end
+    read_window(off, want);
+    int64_t stop;  // 0: the next slot is not sealed; < 0: its framing is broken; > 0: window or max
+    uint64_t end;
+    if (dma_.ordered_reads()) {
+      end = walk(want, /*take=*/true, pass, fn, &done, &stop);
+    } else {
+      // A DMA engine gives no order inside a read: the body of a slot whose seal it saw may be
+      // older than the seal. So find the sealed run first, then read it again (with the header
+      // of the slot that ended it, to judge that one again), issued after the first read
+      // completed: that copy holds every slot the first saw sealed, whole.
+      Progress scan = done;
+      end = walk(want, /*take=*/false, pass, fn, &scan, &stop);
+      if (end > 0 || stop < 0) read_window(off, std::min(want, end + sizeof(pd3_slot)));
+      int64_t again;
+      if (walk(end, /*take=*/true, pass, fn, &done, &again) < end) break;  // the copies disagree
     }
+    if (end == 0 && stop > 0 && uint64_t(stop) > want) {  // one slot larger than the window
+      window = uint64_t(stop);
+      continue;
+    }
+    if (stop < 0 && slot_at(end, done.pos) < 0) rc = PD3_E_CORRUPT;
+    if (stop <= 0) break;  // broken (or sealed since the first copy: the next pass), or not sealed
     window = std::min(2 * window, uint64_t{kWindowBytes});  // the batch goes on: read more at once
   }
+  uint64_t pos = done.pos;
+  const uint64_t taken = done.taken, fenced = done.fenced;
   // The next pass reads what this one took and a little more (a burst grows it, a trickle shrinks
   // it): the bytes past the last sealed slot are read for nothing.
   window_ = std::clamp<uint64_t>(pos - head_ + kMinWindowBytes, kMinWindowBytes, kWindowBytes);

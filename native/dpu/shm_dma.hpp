@@ -25,6 +25,7 @@ class ShmDma final : public HostDma {
   [[nodiscard]] static int open(const char* name, std::unique_ptr<ShmDma>* out);
 
   uint64_t size() const override { return size_; }
+  bool ordered_reads() const override { return true; }  // see read()
 
   void read(uint64_t off, void* dst, size_t len) override {
     check(off, len, 8);

@@ -118,8 +118,9 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   CHECK_EQ(seen, 3u);
   pd3::DmaCounts want;
   // The seal at head, then one window from head (the first pass reads the smallest window; the
-  // three slots are in it, the unpublished bytes after them are ignored).
-  want.reads = 2, want.read_bytes = 8 + pd3::RequestReader::kMinWindowBytes;
+  // three slots are in it, the unpublished bytes after them are ignored), then, as a DMA engine's
+  // read gives no order inside it, the three sealed slots again (and the next slot's header).
+  want.reads = 3, want.read_bytes = 8 + pd3::RequestReader::kMinWindowBytes + 3 * 32 + 16;
   want.writes = 2, want.write_bytes = 8 + 64;    // req_head, the counters' line
   CHECK(same(minus(agent->dma().counts(), before), want));
   CHECK_EQ(c->req_head, c->req_tail);
@@ -162,6 +163,29 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   want = {};
   want.reads = 1, want.read_bytes = 16 + 8, want.atomics = 1, want.writes = 1, want.write_bytes = 64;
   CHECK(same(minus(agent->dma().counts(), before), want));
+}
+
+TEST(host_dma_unordered_reads_still_judge_broken_framing) {
+  // Through the latency backend (reads modelled as unordered, so every sealed run is read twice):
+  // the records before a slot with broken framing are delivered, the pass reports PD3_E_CORRUPT,
+  // and head stops at the broken slot.
+  pd3test::ScopedHost host("dma-corrupt", pd3_segment_sizes{4096, 4096, 4096, 16, 0});
+  REQUIRE(host.rc == PD3_OK);
+  std::unique_ptr<pd3::AgentSession> agent;
+  REQUIRE(pd3::AgentSession::attach(host.name.c_str(), &agent, pd3::DmaSetup{0}) == PD3_OK);
+  pd3_control* c = host.control();
+  for (uint32_t i = 0; i < 2; ++i)
+    REQUIRE(pd3::publish_request(c, pd3_make_request(pd3_op_id(PD3_OP_READ, i), 1, i, 8), nullptr, 0) == PD3_OK);
+  const uint64_t bad = c->req_tail;  // a sealed slot whose length is not a multiple of 16
+  const pd3_slot s{(bad ^ c->seal_salt) | 1u, 24, PD3_SLOT_RECORD, 0};
+  std::memcpy(reinterpret_cast<uint8_t*>(c) + c->req_offset + bad, &s, sizeof s);
+  c->req_tail = bad + 32;
+  uint32_t seen = 0;
+  CHECK_EQ(agent->requests().drain(64, 0, [&](const pd3::RequestView& v) { seen += v.status == PD3_OK; }), PD3_E_CORRUPT);
+  CHECK_EQ(seen, 2u);
+  CHECK_EQ(c->req_head, bad);
+  CHECK_EQ(agent->requests().drain(64, 0, [&](const pd3::RequestView&) { ++seen; }), PD3_E_CORRUPT);  // stuck there
+  CHECK_EQ(seen, 2u);
 }
 
 TEST(host_dma_bad_latency_is_refused) {
