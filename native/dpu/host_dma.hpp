@@ -8,7 +8,8 @@
 // operation to DOCA DMA and RDMA verbs).
 //
 // Ordering, the contract every backend keeps (the model is RDMA's, one queue pair):
-//   * read(), read64() return once the bytes are in agent memory. read64() is an acquire: what the
+//   * read(), read64() return once the bytes are in agent memory, so nothing issued after one is
+//     performed before it. read64() is an acquire: what the
 //     host wrote before it stored the word returned is seen by every read issued after it. read()
 //     gives no order inside its range unless ordered_reads() (shared memory: ascending 8-byte
 //     words, each an acquire, so a slot's seal, first in the slot, orders its body after it).
@@ -19,7 +20,7 @@
 //     publishes it (a seal, a state word, a cursor).
 //   * fence(kAll): as kWrites, and also before any read issued after it (store → load, used by the
 //     doorbell handshake).
-//   * swap64(), cas64(), add64() are atomic with respect to the host's own atomics on the word, act
+//   * swap64(), cas64() are atomic with respect to the host's own atomics on the word, act
 //     as a fence(kAll) on both sides (acq_rel), and return once their result is known.
 //   * wait32() and wake32() are the doorbell: not DMA operations on hardware (docs/hardware.md).
 //
@@ -38,7 +39,7 @@ namespace pd3 {
 struct DmaCounts {
   uint64_t reads = 0, read_bytes = 0;    // read(), read64()
   uint64_t writes = 0, write_bytes = 0;  // write(), write64()
-  uint64_t atomics = 0;                  // swap64(), cas64(), add64()
+  uint64_t atomics = 0;                  // swap64(), cas64()
   uint64_t fences = 0;                   // fence()
   uint64_t wakes = 0;                    // wake32() (doorbell, any thread)
   uint64_t wait_ns = 0;                  // time the engine spent waiting for modelled completions
@@ -76,8 +77,6 @@ class HostDma {
   // Atomically replaces `expected` by `desired` at `off`. Returns true if it did; either way
   // *found is the word that was there.
   [[nodiscard]] virtual bool cas64(uint64_t off, uint64_t expected, uint64_t desired, uint64_t* found) = 0;
-  // Atomically adds `n` to the word at `off`; returns the previous value.
-  [[nodiscard]] virtual uint64_t add64(uint64_t off, uint64_t n) = 0;
 
   // The 4-byte words of the doorbell (pd3_control line 12). read32 is an acquire, write32 posted.
   [[nodiscard]] virtual uint32_t read32(uint64_t off) = 0;

@@ -82,11 +82,6 @@ bool LatencyDma::cas64(uint64_t off, uint64_t expected, uint64_t desired, uint64
   blocking_op(atomics_, nullptr, 0);
   return ok;
 }
-uint64_t LatencyDma::add64(uint64_t off, uint64_t n) {
-  const uint64_t v = memory_->add64(off, n);
-  blocking_op(atomics_, nullptr, 0);
-  return v;
-}
 bool LatencyDma::wait32(uint64_t off, uint32_t expected, const timespec* timeout) {
   return memory_->wait32(off, expected, timeout);  // a sleep, not a DMA: not charged
 }

@@ -29,7 +29,6 @@ class LatencyDma final : public HostDma {
   void fence(DmaFence kind) override;
   uint64_t swap64(uint64_t off, uint64_t value) override;
   bool cas64(uint64_t off, uint64_t expected, uint64_t desired, uint64_t* found) override;
-  uint64_t add64(uint64_t off, uint64_t n) override;
   uint32_t read32(uint64_t off) override;
   void write32(uint64_t off, uint32_t value) override;
   bool wait32(uint64_t off, uint32_t expected, const timespec* timeout) override;

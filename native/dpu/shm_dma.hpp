@@ -69,10 +69,6 @@ class ShmDma final : public HostDma {
     *found = expected;
     return ok;
   }
-  uint64_t add64(uint64_t off, uint64_t n) override {
-    // acq_rel: as swap64.
-    return aref(word(off)).fetch_add(n, std::memory_order_acq_rel);
-  }
   uint32_t read32(uint64_t off) override {
     // seq_cst: the doorbell's load after its fence (see AgentDoorbell::arm and ring_agent).
     return aref(word32(off)).load(std::memory_order_seq_cst);
