@@ -81,6 +81,27 @@ export function size(min: number, max: number, t: SettingText): Setting<number> 
   };
 }
 
+/** A number in [min, max], fractions allowed (e.g. 0.5). */
+export function decimal(min: number, max: number, t: SettingText): Setting<number> {
+  const bounds = `a number from ${min} to ${max} (fractions allowed, such as 0.5)`;
+  const check = (n: number, shown: string): number => {
+    if (!(n >= min && n <= max)) throw new Error(`must be ${bounds}, got ${shown}`);
+    return n;
+  };
+  return {
+    ...t,
+    arg: t.arg ?? 'N',
+    fromText(text) {
+      if (!/^\d+(\.\d+)?$|^\.\d+$/.test(text.trim())) throw new Error(`must be ${bounds}, got "${text}"`);
+      return check(Number(text), text.trim());
+    },
+    fromJson(value) {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`must be ${bounds}, got ${describeJson(value)}`);
+      return check(value, String(value));
+    },
+  };
+}
+
 /** A decimal number in [min, maxExclusive). */
 export function fraction(min: number, maxExclusive: number, t: SettingText): Setting<number> {
   const check = (n: number, shown: string): number => {

@@ -4,7 +4,7 @@ import { optionsFromObject, parseCommand, withoutUndefined, type Command, type S
 import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
-import { choice, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from '../cli/settings.js';
+import { choice, decimal, endpoint, endpointList, endpointOrOff, integer, onOff, path, size, text } from '../cli/settings.js';
 import { POOL_SETTINGS, tenantName, type PoolOptions } from '../cli/pool-settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
@@ -87,6 +87,14 @@ export const AGENT_SETTINGS = {
     flag: 'idle-spin-us',
     help: 'busy-poll this long after the last work before sleeping',
     fallback: '50',
+  }),
+  dmaLatencyUs: decimal(0, 1000, {
+    flag: 'dma-latency-us',
+    help:
+      'model host memory as a DPU reaches it: this many µs per DMA operation (reads and atomics wait, ' +
+      'writes are posted until a fence), with every operation counted (pd3_agent_dma_* metrics); ' +
+      'absent: plain shared memory, uncounted (docs/transfer-engine.md)',
+    fallback: 'off',
   }),
   idleSleepUs: integer(0, 1000, {
     flag: 'idle-sleep-us',
@@ -254,6 +262,7 @@ export interface AgentSettings {
   connectTimeoutMs?: number;
   reconnectMs?: number;
   idleSpinUs?: number;
+  dmaLatencyUs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
   placement?: 'p2c' | 'most-free' | 'random';
@@ -321,6 +330,8 @@ export interface AgentOptions {
   connectTimeoutMs?: number;
   reconnectMs?: number;
   idleSpinUs?: number;
+  /** µs per DMA operation with the latency-and-accounting backend; absent: shared memory. */
+  dmaLatencyUs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
   /** Absent: p2c. */
@@ -454,6 +465,7 @@ function build(l: SettingLayers<typeof AGENT_SETTINGS>, env: NodeJS.ProcessEnv):
     connectTimeoutMs: v.connectTimeoutMs,
     reconnectMs: v.reconnectMs,
     idleSpinUs: v.idleSpinUs,
+    dmaLatencyUs: v.dmaLatencyUs,
     idleSleepUs: v.idleSleepUs,
     idleSleepMaxUs: v.idleSleepMaxUs,
     placement: v.placement,

@@ -55,6 +55,21 @@ const PREFETCH_METRICS: readonly StatMetric[] = [
   { stat: 'mirror_capture_lag_p99_ns', name: `${MIRROR}_capture_lag_nanoseconds`, type: 'gauge', help: LAG, labels: { quantile: '0.99' } },
 ];
 
+const DMA = `${PREFIX}_dma`;
+const DMA_OPS = 'Operations on host memory through the DMA interface, by kind (0 unless --dma-latency-us is set).';
+const DMA_BYTES = 'Bytes moved to or from host memory through the DMA interface (0 unless --dma-latency-us is set).';
+// Host memory through HostDma (docs/transfer-engine.md, "Host memory through DMA").
+const DMA_METRICS: readonly StatMetric[] = [
+  { stat: 'dma_reads', name: `${DMA}_operations_total`, type: 'counter', help: DMA_OPS, labels: { kind: 'read' } },
+  { stat: 'dma_writes', name: `${DMA}_operations_total`, type: 'counter', help: DMA_OPS, labels: { kind: 'write' } },
+  { stat: 'dma_atomics', name: `${DMA}_operations_total`, type: 'counter', help: DMA_OPS, labels: { kind: 'atomic' } },
+  { stat: 'dma_fences', name: `${DMA}_operations_total`, type: 'counter', help: DMA_OPS, labels: { kind: 'fence' } },
+  { stat: 'dma_wakes', name: `${DMA}_operations_total`, type: 'counter', help: DMA_OPS, labels: { kind: 'wake' } },
+  { stat: 'dma_read_bytes', name: `${DMA}_bytes_total`, type: 'counter', help: DMA_BYTES, labels: { kind: 'read' } },
+  { stat: 'dma_write_bytes', name: `${DMA}_bytes_total`, type: 'counter', help: DMA_BYTES, labels: { kind: 'write' } },
+  { stat: 'dma_wait_ns', name: `${DMA}_wait_nanoseconds_total`, type: 'counter', help: 'Time the Transfer Engine waited for modelled DMA completions.' },
+];
+
 /** Native stat (EngineStats field) → metric. */
 export const AGENT_METRICS: readonly StatMetric[] = [
   {
@@ -158,6 +173,7 @@ export const AGENT_METRICS: readonly StatMetric[] = [
   },
   { stat: 'host_view_keys', name: `${PREFIX}_host_view_keys`, type: 'gauge', help: 'Keys in Host View.' },
   ...PREFETCH_METRICS,
+  ...DMA_METRICS,
 ];
 
 /** Families of one scrape. */

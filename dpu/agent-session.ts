@@ -14,9 +14,12 @@ export class AgentSession {
     this.native = native;
   }
 
-  /** Attaches to the segment `name`, validating it; throws Pd3Error with the reason if refused. */
-  static attach(name: string): AgentSession {
-    return new AgentSession(callNative(() => new addon.AgentHandle(name)));
+  /** Attaches to the segment `name`, validating it; throws Pd3Error with the reason if refused.
+   *  `dmaLatencyUs`: reach host memory through the DMA latency backend (0..1000 µs per operation;
+   *  docs/transfer-engine.md); absent: shared memory. */
+  static attach(name: string, options: { dmaLatencyUs?: number } = {}): AgentSession {
+    const ns = options.dmaLatencyUs === undefined ? undefined : Math.round(options.dmaLatencyUs * 1000);
+    return new AgentSession(callNative(() => new addon.AgentHandle(name, ns)));
   }
 
   /** Refreshes the heartbeat the host checks. */

@@ -32,6 +32,7 @@ function nativeOptions(o: AgentOptions): NativeEngineOptions {
   if (o.connectTimeoutMs !== undefined) out.connectTimeoutMs = o.connectTimeoutMs;
   if (o.reconnectMs !== undefined) out.reconnectMs = o.reconnectMs;
   if (o.idleSpinUs !== undefined) out.idleSpinUs = o.idleSpinUs;
+  if (o.dmaLatencyUs !== undefined) out.dmaLatencyNs = Math.round(o.dmaLatencyUs * 1000);
   if (o.idleSleepUs !== undefined) out.idleSleepUs = o.idleSleepUs;
   if (o.idleSleepMaxUs !== undefined) out.idleSleepMaxUs = o.idleSleepMaxUs;
   if (o.placement !== undefined) out.placement = o.placement;

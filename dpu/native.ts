@@ -69,6 +69,8 @@ export interface NativeEngineOptions {
   connectTimeoutMs?: number;
   reconnectMs?: number;
   idleSpinUs?: number;
+  /** ns per DMA operation: the latency-and-accounting backend (0..1e6); absent: shared memory. */
+  dmaLatencyNs?: number;
   idleSleepUs?: number;
   idleSleepMaxUs?: number;
   /** Where ALLOCATE goes: "p2c" (default), "most-free" or "random" (native/dpu/placement.hpp). */
@@ -158,7 +160,7 @@ export interface NativeEngine {
 
 interface AgentAddon {
   constants: NativeConstants;
-  AgentHandle: new (name: string) => NativeAgentHandle;
+  AgentHandle: new (name: string, dmaLatencyNs?: number) => NativeAgentHandle;
   HostViewHandle: new (options: NativeHostViewOptions) => NativeHostView;
   hostViewKeyHash(key: Uint8Array): bigint;
   EngineHandle: new (options: NativeEngineOptions) => NativeEngine;

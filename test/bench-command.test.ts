@@ -29,4 +29,16 @@ describe('benchmark command lines', () => {
     expect(layout.status).toBe(2);
     expect(layout.stderr).toMatch(/--layout: split or shared, got 'sideways'/);
   });
+
+  it('dma: --help, an unknown flag, and each bad latency refused naming it', () => {
+    const help = bench('dma', ['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run bench -- dma /);
+    expect(bench('dma', ['--bogus']).status).toBe(2);
+    for (const bad of ['1001', '-1', 'x', '1,,2', '0.5us']) {
+      const r = bench('dma', [`--latencies=${bad}`]);
+      expect(r.status, bad).toBe(2);
+      expect(r.stderr, bad).toMatch(/^dma: --latencies: each must be off or a number from 0 to 1000, got "/);
+    }
+  });
 });

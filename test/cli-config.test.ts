@@ -408,6 +408,8 @@ describe('pd3-agent settings', () => {
         '10',
         '--idle-spin-us',
         '0',
+        '--dma-latency-us',
+        '1.5',
         '--idle-sleep-us',
         '100',
         '--placement',
@@ -445,6 +447,7 @@ describe('pd3-agent settings', () => {
       connectTimeoutMs: 50,
       reconnectMs: 10,
       idleSpinUs: 0,
+      dmaLatencyUs: 1.5,
       idleSleepUs: 100,
       placement: 'random',
       refractionMs: 250,
@@ -465,6 +468,20 @@ describe('pd3-agent settings', () => {
     expect(refusal(() => parseAgentCommand([...base, '--etcd', 'http://e1:2379'], {}))).toBe('give the memory servers by --servers or by --etcd, not both');
     expect(refusal(() => parseAgentCommand([...base, '--etcd-prefix', '/p'], {}))).toBe('--etcd-prefix needs --etcd');
     expect(refusal(() => parseAgentCommand(['--segment', 'kv', '--token', 't', '--etcd', 'e1:2379'], {}))).toMatch(/^--etcd: /);
+  });
+
+  it('takes a DMA latency of 0 to 1000 µs, fractions allowed, and refuses anything else with the range', () => {
+    for (const [text, us] of [['0', 0], ['0.5', 0.5], ['2', 2], ['1000', 1000], ['.25', 0.25]] as const) {
+      const c = parseAgentCommand([...base, '--dma-latency-us', text], {});
+      expect(c.kind === 'run' && c.options.dmaLatencyUs, text).toBe(us);
+    }
+    const absent = parseAgentCommand(base, {});
+    expect(absent.kind === 'run' && absent.options.dmaLatencyUs).toBeUndefined();
+    for (const bad of ['-1', '1000.5', '1e3', 'abc', '', '2us', 'NaN', '0x10', '1.']) {
+      expect(refusal(() => parseAgentCommand([...base, `--dma-latency-us=${bad}`], {})), bad).toBe(
+        `--dma-latency-us: must be a number from 0 to 1000 (fractions allowed, such as 0.5), got ${bad === '1000.5' ? bad : `"${bad}"`}`,
+      );
+    }
   });
 
   it('refuses a placement policy it does not know and a negative refraction, naming the flag', () => {

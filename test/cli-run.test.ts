@@ -460,3 +460,37 @@ describe('MemServer and Agent in-process', () => {
     expect(lines.some((l) => l.component === 'memserver' && l.event === 'server.stop')).toBe(true);
   });
 });
+
+describe('a real pd3-agent through the DMA latency model', () => {
+  it('serves the host with --dma-latency-us and counts its host-memory operations in /metrics', async () => {
+    const { ready: server } = await startMemServer([], { PD3_TOKEN: 'tok' });
+    const host = Pd3Host.create({ name: uniqueName('cli-dma') });
+    cleanup.push(() => host.close());
+    const agent = run(
+      AGENT,
+      ['--segment', host.name, '--servers', server.listen as string, '--metrics', '127.0.0.1:0', '--dma-latency-us', '0.5'],
+      { PD3_TOKEN: 'tok' },
+    );
+    const ready = await agent.waitFor((l) => l.event === 'ready', 'agent ready line');
+    const { region } = await host.allocate(4096);
+    await host.write(region, 10, Buffer.from('modelled'));
+    expect(Buffer.from(await host.read(region, 10, 8)).toString()).toBe('modelled');
+    const metrics = (await get(ready.metrics as string, '/metrics')).body;
+    for (const kind of ['read', 'write', 'fence']) {
+      const m = new RegExp(`^pd3_agent_dma_operations_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(metrics);
+      expect(Number(m?.[1]), kind).toBeGreaterThan(0);
+    }
+    expect(metrics).toMatch(/^pd3_agent_dma_bytes_total\{kind="write"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^pd3_agent_dma_wait_nanoseconds_total [1-9]\d*$/m);
+    agent.child.kill('SIGTERM');
+    expect(await agent.exit()).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses a DMA latency outside 0..1000 µs with exit 2 naming the flag', async () => {
+    for (const bad of ['1001', 'fast', '-0.5']) {
+      const r = await runToExit(AGENT, ['--segment', 's', '--servers', '127.0.0.1:1', '--token', 't', `--dma-latency-us=${bad}`]);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr).toMatch(/^pd3-agent: --dma-latency-us: must be a number from 0 to 1000 \(fractions allowed, such as 0\.5\), got /);
+    }
+  });
+});

@@ -10,9 +10,10 @@ afterEach(() => {
   while (cleanup.length) cleanup.pop()!();
 });
 
-function zone(impl: CheckAndReturnImpl, items: number, bytes = 1 << 20): { host: Pd3Host; agent: AgentSession } {
+// dmaLatencyUs: the agent reaches the zone through the DMA latency backend (else shared memory).
+function zone(impl: CheckAndReturnImpl, items: number, bytes = 1 << 20, dmaLatencyUs?: number): { host: Pd3Host; agent: AgentSession } {
   const host = Pd3Host.create({ name: uniqueName('lz'), loadingZoneItems: items, loadingZoneBytes: bytes, checkAndReturn: impl });
-  const agent = AgentSession.attach(host.name);
+  const agent = AgentSession.attach(host.name, dmaLatencyUs === undefined ? {} : { dmaLatencyUs });
   cleanup.push(() => {
     agent.close();
     host.close();
@@ -50,56 +51,59 @@ for (const impl of ['ts', 'native'] as const) {
       expect(host.checkAndReturn(Buffer.alloc(C.MAX_KEY_LEN + 1), Buffer.alloc(8))).toBe(C.status.PD3_E_INVAL);
     });
 
-    it('matches a model over 20,000 random produce/check/invalidate/clean operations', () => {
-      const CAP = 64;
-      const { host, agent } = zone(impl, CAP);
-      type Item = { key: number; value: Buffer; state: 'P' | 'C' | 'I' };
-      const live: Item[] = []; // unfreed items, oldest first
-      let seed = impl === 'ts' ? 1 : 2;
-      const rnd = (n: number): number => {
-        seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; // xorshift32
-        return (seed >>> 0) % n;
-      };
-      const dest = Buffer.alloc(512);
-      let hits = 0;
-      for (let step = 0; step < 20_000; ++step) {
-        const k = rnd(48);
-        const op = rnd(10);
-        if (op < 4) {
-          const value = Buffer.alloc(1 + rnd(300), rnd(256));
-          if (value.length >= 4) value.writeUInt32LE(step, 0); // tells items of one key apart
-          if (live.length === CAP) live.shift(); // the zone reclaims the oldest item, whatever its state
-          expect(agent.produce(step & C.ID_MASK, key(k), value)).toBeGreaterThan(0);
-          live.push({ key: k, value, state: 'P' });
-        } else if (op < 8) {
-          // The newest PRODUCED item of the key wins.
-          const want = [...live].reverse().find((it) => it.key === k && it.state === 'P');
-          const got = host.checkAndReturn(key(k), dest);
-          if (want === undefined) {
-            expect(got).toBe(0);
+    // The agent side through shared memory, and through the DMA latency backend at 0.2 µs.
+    for (const dma of [undefined, 0.2] as const) {
+      it(`matches a model over 20,000 random produce/check/invalidate/clean operations (agent: ${dma === undefined ? 'shared memory' : `DMA ${dma} µs`})`, () => {
+        const CAP = 64;
+        const { host, agent } = zone(impl, CAP, 1 << 20, dma);
+        type Item = { key: number; value: Buffer; state: 'P' | 'C' | 'I' };
+        const live: Item[] = []; // unfreed items, oldest first
+        let seed = impl === 'ts' ? 1 : 2;
+        const rnd = (n: number): number => {
+          seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; // xorshift32
+          return (seed >>> 0) % n;
+        };
+        const dest = Buffer.alloc(512);
+        let hits = 0;
+        for (let step = 0; step < 20_000; ++step) {
+          const k = rnd(48);
+          const op = rnd(10);
+          if (op < 4) {
+            const value = Buffer.alloc(1 + rnd(300), rnd(256));
+            if (value.length >= 4) value.writeUInt32LE(step, 0); // tells items of one key apart
+            if (live.length === CAP) live.shift(); // the zone reclaims the oldest item, whatever its state
+            expect(agent.produce(step & C.ID_MASK, key(k), value)).toBeGreaterThan(0);
+            live.push({ key: k, value, state: 'P' });
+          } else if (op < 8) {
+            // The newest PRODUCED item of the key wins.
+            const want = [...live].reverse().find((it) => it.key === k && it.state === 'P');
+            const got = host.checkAndReturn(key(k), dest);
+            if (want === undefined) {
+              expect(got).toBe(0);
+            } else {
+              expect(got).toBe(want.value.length);
+              expect(dest.subarray(0, got).equals(want.value)).toBe(true);
+              want.state = 'C';
+              hits++;
+            }
+          } else if (op === 8) {
+            const n = live.filter((it) => it.key === k && it.state === 'P').length;
+            expect(agent.invalidate(key(k))).toBe(n);
+            for (const it of live) if (it.key === k && it.state === 'P') it.state = 'I';
           } else {
-            expect(got).toBe(want.value.length);
-            expect(dest.subarray(0, got).equals(want.value)).toBe(true);
-            want.state = 'C';
-            hits++;
+            let n = 0;
+            while (live.length > 0 && live[0]!.state !== 'P') live.shift(), n++;
+            expect(agent.clean()).toBe(n);
           }
-        } else if (op === 8) {
-          const n = live.filter((it) => it.key === k && it.state === 'P').length;
-          expect(agent.invalidate(key(k))).toBe(n);
-          for (const it of live) if (it.key === k && it.state === 'P') it.state = 'I';
-        } else {
-          let n = 0;
-          while (live.length > 0 && live[0]!.state !== 'P') live.shift(), n++;
-          expect(agent.clean()).toBe(n);
+          expect(agent.pending()).toBe(live.length);
         }
-        expect(agent.pending()).toBe(live.length);
-      }
-      expect(hits).toBeGreaterThan(1000);
-      const s = host.stats();
-      expect(s.lz_produced).toBeGreaterThan(7000);
-      expect(s.lz_reclaimed_unconsumed).toBeGreaterThan(0);
-      expect(s.lz_invalidated).toBeGreaterThan(0);
-    });
+        expect(hits).toBeGreaterThan(1000);
+        const s = host.stats();
+        expect(s.lz_produced).toBeGreaterThan(7000);
+        expect(s.lz_reclaimed_unconsumed).toBeGreaterThan(0);
+        expect(s.lz_invalidated).toBeGreaterThan(0);
+      });
+    }
 
     it('never returns data of a reclaimed item when the data ring wraps', () => {
       // 16 items of ~1 KiB into a 4 KiB data ring: constant reclamation by bytes.

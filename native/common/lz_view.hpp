@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "common/lz_state.hpp"
 #include "pd3/segment.h"
 #include "pd3/wire.h"
 
@@ -47,8 +48,5 @@ struct LzView {
   uint64_t* record_words(uint64_t pos) const { return reinterpret_cast<uint64_t*>(data + (pos & data_mask)); }
 };
 
-inline constexpr uint64_t lz_state(uint64_t seq, uint32_t state) { return (seq << PD3_LZ_STATE_BITS) | state; }
-inline constexpr uint64_t lz_seq_of(uint64_t word) { return word >> PD3_LZ_STATE_BITS; }
-inline constexpr uint32_t lz_state_of(uint64_t word) { return uint32_t(word & PD3_LZ_STATE_MASK); }
 
 }  // namespace pd3

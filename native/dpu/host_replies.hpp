@@ -1,6 +1,6 @@
 // host_replies.hpp — the responses the Transfer Engine owes the host, kept in order and published
-// to the response ring as it has room (the emulated "DMA write", paper §6.1 step ④), each first
-// checked against the host's fence.
+// to the response ring as it has room (the DMA write, paper §6.1 step ④), each first checked
+// against the host's fence.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dpu/response_buffer.hpp"
-#include "pd3/segment.h"
+#include "dpu/response_writer.hpp"
 
 namespace pd3 {
 
@@ -38,9 +38,10 @@ class HostReplies {
   size_t size() const { return queue_.size(); }
   bool empty() const { return queue_.empty(); }
 
-  // Publishes replies oldest first until the response ring is full (the rest wait, in order, for
-  // the next call), dropping those below the host's fence, and releases their buffer space.
-  PublishCounts publish(pd3_control* control, ResponseBuffer& buffer);
+  // Publishes replies oldest first, as one batch, until the response ring is full (the rest wait,
+  // in order, for the next call), dropping those below `fence` (the host's, read this pass), and
+  // releases their buffer space.
+  PublishCounts publish(ResponseWriter& writer, uint64_t fence, ResponseBuffer& buffer);
   // Forgets every reply still waiting, releasing their buffer space.
   void clear(ResponseBuffer& buffer);
 

@@ -19,7 +19,7 @@ struct HostView::Shard {
   SpscQueue<HostViewBatch> out;
   std::atomic<bool> stop{false};
   std::atomic<uint32_t> asleep{0};  // 1 while the thread waits (futex) for work
-  Doorbell* completions = nullptr;   // HostViewOptions::completions
+  AgentDoorbell* completions = nullptr;   // HostViewOptions::completions
   uint64_t idle_spin_ns = 0;         // HostViewOptions::idle_spin_us, in ns
   std::thread thread;
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/doorbell.hpp"
+#include "dpu/agent_doorbell.hpp"
 #include "dpu/cuckoo_set.hpp"
 #include "dpu/spsc_queue.hpp"
 
@@ -36,7 +36,7 @@ struct HostViewOptions {
   uint32_t shards = 1;        // shard threads; 0: none, the submitter's thread runs every batch
   uint32_t queue_depth = 1024;
   CuckooOptions table;        // per-shard table options (capacity is set from the above)
-  Doorbell* completions = nullptr;  // rung after each finished batch (the submitter may sleep on it)
+  AgentDoorbell* completions = nullptr;  // rung after each finished batch (the submitter may sleep on it)
   // How long an idle shard busy-polls its queue before it sleeps on a futex. Spinning saves the
   // wake-up (a few µs) on a core of its own; on a core shared with the submitter it only delays
   // the submitter, which waits for the shard, so the default is not to spin.

@@ -1,106 +1,133 @@
-// lz_producer.cpp — producing, cleaning, reclaiming and invalidating Loading Zone items.
+// lz_producer.cpp — producing, cleaning, reclaiming and invalidating Loading Zone items over HostDma.
 #include "dpu/lz_producer.hpp"
 
-#include <atomic>
+#include <algorithm>
+#include <cstring>
 
-#include "common/atomics.hpp"
-#include "common/segment_rings.hpp"
+#include "common/lz_state.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
 
-namespace {
+static_assert(sizeof(pd3_lz_desc) == 32 && offsetof(pd3_lz_desc, next_seq) == 8, "descriptor: state, then fields");
+static_assert(PD3_CTL(lz_data_head) - PD3_CTL(lz_tail_seq) == 24, "the four LZ cursors are one line, in order");
 
-// relaxed loads/stores of the agent-only cursors: only this thread writes them; consumers do not
-// read them (they validate items through descriptor state words instead).
-uint64_t get(uint64_t& cursor) { return aref(cursor).load(std::memory_order_relaxed); }
-void set(uint64_t& cursor, uint64_t v) { aref(cursor).store(v, std::memory_order_relaxed); }
+LzProducer::LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& counters)
+    : dma_(dma), l_(layout), counters_(counters), buckets_(layout.lz_bucket_count), desc_(layout.lz_desc_count) {
+  dma_.read(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_);
+  dma_.read(l_.lz_bucket_offset, buckets_.data(), buckets_.size() * 8);
+  std::vector<pd3_lz_desc> host(l_.lz_desc_count);
+  dma_.read(l_.lz_desc_offset, host.data(), host.size() * sizeof(pd3_lz_desc));
+  for (size_t i = 0; i < host.size(); ++i)
+    desc_[i] = Desc{host[i].next_seq, host[i].data_pos, host[i].key_hash, host[i].record_len};
+}
 
-}  // namespace
+void LzProducer::publish_cursors() { dma_.write(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_); }
 
-uint64_t LzProducer::pending() const {
-  return get(zone_.control->lz_tail_seq) - get(zone_.control->lz_head_seq);
+void LzProducer::free_head(uint64_t seq, uint64_t old) {
+  switch (lz_state_of(old)) {
+    case PD3_LZ_PRODUCED: counters_.add(AgentCounters::kLzReclaimedUnconsumed); break;
+    case PD3_LZ_CONSUMED: counters_.add(AgentCounters::kLzConsumed); break;
+    default: break;  // INVALID was counted when it was withdrawn
+  }
+  const Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
+  cur_.head_seq = seq + 1;
+  // With no item left, Head catches up with Tail (this also frees trailing PAD bytes).
+  cur_.data_head = cur_.head_seq == cur_.tail_seq ? cur_.data_tail : d.data_pos + d.record_len;
 }
 
 void LzProducer::reclaim_oldest() {
-  pd3_control* c = zone_.control;
-  const uint64_t seq = get(c->lz_head_seq);
-  pd3_lz_desc& d = zone_.desc_of(seq);
-  // acq_rel exchange: acquire so that, if a consumer's CAS took the item first, its copy of the
-  // bytes happens before we reuse them; the new FREE word makes every later consumer CAS fail.
-  const uint64_t old = aref(d.state).exchange(lz_state(seq, PD3_LZ_FREE), std::memory_order_acq_rel);
-  // release fence: the descriptor fields and record bytes are rewritten only after this point, so
-  // a consumer that reads any rewritten field also sees the FREE word when it re-checks (seqlock).
-  std::atomic_thread_fence(std::memory_order_release);
-  switch (lz_state_of(old)) {
-    case PD3_LZ_PRODUCED: count_by_agent(c->lz_reclaimed_unconsumed); break;
-    case PD3_LZ_CONSUMED: count_by_agent(c->lz_consumed); break;
-    default: break;  // INVALID was counted when it was withdrawn
-  }
-  const uint64_t next = seq + 1;
-  set(c->lz_head_seq, next);
-  // With no item left, Head catches up with Tail (this also frees trailing PAD bytes).
-  set(c->lz_data_head, next == get(c->lz_tail_seq) ? get(c->lz_data_tail) : d.data_pos + d.record_len);
+  const uint64_t seq = cur_.head_seq;
+  // Atomic swap (acq_rel): if a consumer's CAS took the item first, its copy of the bytes happens
+  // before we reuse them; the FREE word makes every later consumer CAS fail.
+  const uint64_t old = dma_.swap64(l_.desc_at(seq), lz_state(seq, PD3_LZ_FREE));
+  // The descriptor fields and record bytes are rewritten only after this point, so a consumer
+  // that reads any rewritten field also sees the FREE word when it re-checks (seqlock).
+  dma_.fence();
+  free_head(seq, old);
+}
+
+uint32_t LzProducer::read_states(uint64_t seq) {
+  const uint64_t index = seq & (l_.lz_desc_count - 1);
+  const uint64_t n = std::min<uint64_t>({kStateBatch, cur_.tail_seq - seq, l_.lz_desc_count - index});
+  if (n > 0) dma_.read(l_.desc_at(seq), states_, n * sizeof(pd3_lz_desc));  // acquire: see the consumers' CAS
+  return uint32_t(n);
 }
 
 int64_t LzProducer::produce(uint16_t op_id, const void* key, uint32_t key_len, const void* data, uint32_t size) {
   if (key == nullptr || key_len == 0 || key_len > PD3_MAX_KEY_LEN || size == 0 || size > PD3_MAX_ITEM_SIZE ||
       data == nullptr)
     return PD3_E_INVAL;
-  pd3_control* c = zone_.control;
   const uint64_t len = pd3_lz_record_len(key_len, size);
-  if (len > zone_.data_size) return PD3_E_TOO_BIG;
+  if (len > l_.lz_data_size) return PD3_E_TOO_BIG;
 
   // Make room: a free descriptor, and `len` contiguous bytes (a record never wraps).
-  while (pending() >= zone_.desc_mask + 1) reclaim_oldest();
-  uint64_t pos = get(c->lz_data_tail);
-  const uint64_t off = pos & zone_.data_mask;
-  if (off + len > zone_.data_size) pos += zone_.data_size - off;  // skip to the ring's start
+  while (pending() >= l_.lz_desc_count) reclaim_oldest();
+  uint64_t pos = cur_.data_tail;
+  const uint64_t off = pos & (l_.lz_data_size - 1);
+  if (off + len > l_.lz_data_size) pos += l_.lz_data_size - off;  // skip to the ring's start
   for (;;) {
     if (pending() == 0) {
-      set(c->lz_data_head, pos);  // empty zone: the skipped bytes hold nothing
+      cur_.data_head = pos;  // empty zone: the skipped bytes hold nothing
       break;
     }
-    if (pos + len - get(c->lz_data_head) <= zone_.data_size) break;
+    if (pos + len - cur_.data_head <= l_.lz_data_size) break;
     reclaim_oldest();
   }
 
-  const uint64_t seq = get(c->lz_tail_seq);
+  const uint64_t seq = cur_.tail_seq;
   const uint32_t hash = pd3_lz_key_hash(key, key_len);
-  uint64_t* rec = zone_.record_words(pos);
+  record_.assign(len / 8, 0);
+  auto* rec = reinterpret_cast<uint8_t*>(record_.data());
   const pd3_lz_record hdr{seq, op_id, uint16_t(key_len), size};
-  store_words(rec, &hdr, sizeof hdr);
-  store_words(rec + sizeof hdr / 8, key, key_len);
-  store_words(rec + (sizeof hdr + pd3_align8(key_len)) / 8, data, size);
+  std::memcpy(rec, &hdr, sizeof hdr);
+  std::memcpy(rec + sizeof hdr, key, key_len);
+  std::memcpy(rec + sizeof hdr + pd3_align8(key_len), data, size);
+  dma_.write(l_.lz_data_at(pos), rec, len);
 
-  pd3_lz_desc& d = zone_.desc_of(seq);
-  uint64_t& head = zone_.bucket_of(hash);
-  // relaxed field stores: published by the release store of the state word below.
-  aref(d.next_seq).store(aref(head).load(std::memory_order_relaxed), std::memory_order_relaxed);
-  aref(d.data_pos).store(pos, std::memory_order_relaxed);
-  aref(d.key_hash).store(hash, std::memory_order_relaxed);
-  aref(d.record_len).store(uint32_t(len), std::memory_order_relaxed);
-  // release: record bytes and descriptor fields are visible to whoever acquires this word.
-  aref(d.state).store(lz_state(seq, PD3_LZ_PRODUCED), std::memory_order_release);
-  // release: a consumer that acquires the bucket head finds the descriptor already published.
-  aref(head).store(seq, std::memory_order_release);
-
-  set(c->lz_data_tail, pos + len);
-  // release: Tail is the Fig. 9 scan bound; everything before it is published.
-  aref(c->lz_tail_seq).store(seq + 1, std::memory_order_release);
-  count_by_agent(c->lz_produced);
+  const uint64_t bucket = hash & (l_.lz_bucket_count - 1);
+  Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
+  d = Desc{buckets_[bucket], pos, hash, uint32_t(len)};
+  dma_.write(l_.desc_at(seq) + 8, &d, sizeof d);
+  // Record bytes and descriptor fields are visible to whoever sees the state word.
+  dma_.fence();
+  dma_.write64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED));
+  // A consumer that sees the bucket head finds the descriptor already published; Tail (the
+  // Fig. 9 scan bound) likewise.
+  dma_.fence();
+  buckets_[bucket] = seq;
+  dma_.write64(l_.bucket_at(bucket), seq);
+  cur_.data_tail = pos + len;
+  cur_.tail_seq = seq + 1;
+  publish_cursors();
+  counters_.add(AgentCounters::kLzProduced);
+  counters_.flush(dma_);
   return int64_t(seq);
 }
 
 uint32_t LzProducer::clean() {
   uint32_t freed = 0;
-  while (pending() > 0) {
-    const uint64_t seq = get(zone_.control->lz_head_seq);
-    // acquire: see the consumer's CAS (and so order its copy before our reuse of the bytes).
-    const uint64_t word = aref(zone_.desc_of(seq).state).load(std::memory_order_acquire);
-    if (lz_state_of(word) == PD3_LZ_PRODUCED) break;
-    reclaim_oldest();
-    ++freed;
+  bool blocked = false;
+  while (pending() > 0 && !blocked) {
+    const uint64_t first = cur_.head_seq;
+    const uint32_t n = read_states(first);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint64_t word = states_[4 * i];
+      if (lz_state_of(word) == PD3_LZ_PRODUCED) {
+        blocked = true;
+        break;
+      }
+      // No consumer changes a word that is not PRODUCED: a plain write frees it (the read above
+      // was an acquire, so a consumer's copy happened before).
+      dma_.write64(l_.desc_at(first + i), lz_state(first + i, PD3_LZ_FREE));
+      free_head(first + i, word);
+      ++freed;
+    }
+  }
+  if (freed > 0) {
+    dma_.fence();  // FREE words before any rewrite of the freed bytes (as in reclaim_oldest)
+    publish_cursors();
+    counters_.flush(dma_);
   }
   return freed;
 }
@@ -108,41 +135,49 @@ uint32_t LzProducer::clean() {
 uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
   if (key == nullptr || key_len == 0 || key_len > PD3_MAX_KEY_LEN) return 0;
   const uint32_t hash = pd3_lz_key_hash(key, key_len);
-  const uint64_t oldest = get(zone_.control->lz_head_seq);
+  const uint64_t oldest = cur_.head_seq;
   uint32_t withdrawn = 0;
-  // This thread wrote every link, so the chain is read without validation.
-  for (uint64_t seq = get(zone_.bucket_of(hash)); seq >= oldest && seq != 0;) {
-    pd3_lz_desc& d = zone_.desc_of(seq);
-    const uint64_t* rec = zone_.record_words(d.data_pos);
-    pd3_lz_record hdr;
-    load_words(&hdr, rec, sizeof hdr);
-    uint64_t expected = lz_state(seq, PD3_LZ_PRODUCED);
-    // acq_rel: a consumer that wins instead took the value before the invalidating write was
-    // seen, which is the order the Transfer Engine observed; after our CAS no consumer can win.
-    if (d.key_hash == hash && hdr.key_len == key_len && equal_words(rec + 2, key, key_len) &&
-        aref(d.state).compare_exchange_strong(expected, lz_state(seq, PD3_LZ_INVALID),
-                                              std::memory_order_acq_rel, std::memory_order_relaxed)) {
-      ++withdrawn;
-      count_by_agent(zone_.control->lz_invalidated);
+  const uint64_t key_words = (sizeof(pd3_lz_record) + pd3_align8(key_len)) / 8;
+  // This thread wrote every link, so the chain is walked in agent memory.
+  for (uint64_t seq = buckets_[hash & (l_.lz_bucket_count - 1)]; seq >= oldest && seq != 0;) {
+    const Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
+    if (d.key_hash == hash && d.record_len >= key_words * 8) {
+      record_.resize(key_words);
+      dma_.read(l_.lz_data_at(d.data_pos), record_.data(), key_words * 8);
+      pd3_lz_record hdr;
+      std::memcpy(&hdr, record_.data(), sizeof hdr);
+      uint64_t found;
+      // Atomic CAS (acq_rel): a consumer that wins instead took the value before the invalidating
+      // write was seen, which is the order the Transfer Engine observed; after ours none can win.
+      if (hdr.key_len == key_len && std::memcmp(record_.data() + 2, key, key_len) == 0 &&
+          dma_.cas64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED), lz_state(seq, PD3_LZ_INVALID), &found)) {
+        ++withdrawn;
+        counters_.add(AgentCounters::kLzInvalidated);
+      }
     }
     seq = d.next_seq;
   }
+  if (withdrawn > 0) counters_.flush(dma_);
   return withdrawn;
 }
 
 uint32_t LzProducer::invalidate_all() {
   uint32_t withdrawn = 0;
-  const uint64_t tail = get(zone_.control->lz_tail_seq);
-  for (uint64_t seq = get(zone_.control->lz_head_seq); seq < tail; ++seq) {
-    uint64_t expected = lz_state(seq, PD3_LZ_PRODUCED);
-    // acq_rel: as in invalidate(): a consumer that wins took the item before; after our CAS none can.
-    if (aref(zone_.desc_of(seq).state)
-            .compare_exchange_strong(expected, lz_state(seq, PD3_LZ_INVALID), std::memory_order_acq_rel,
-                                     std::memory_order_relaxed)) {
-      ++withdrawn;
-      count_by_agent(zone_.control->lz_invalidated);
+  for (uint64_t seq = cur_.head_seq; seq < cur_.tail_seq;) {
+    const uint32_t n = read_states(seq);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t found;
+      // As in invalidate(): a consumer that wins took the item before; after our CAS none can.
+      if (states_[4 * i] == lz_state(seq + i, PD3_LZ_PRODUCED) &&
+          dma_.cas64(l_.desc_at(seq + i), lz_state(seq + i, PD3_LZ_PRODUCED), lz_state(seq + i, PD3_LZ_INVALID),
+                     &found)) {
+        ++withdrawn;
+        counters_.add(AgentCounters::kLzInvalidated);
+      }
     }
+    seq += n;
   }
+  if (withdrawn > 0) counters_.flush(dma_);
   return withdrawn;
 }
 

@@ -1,44 +1,80 @@
-// lz_producer.hpp — the agent's side of the Loading Zone: produce items, clean Head, reclaim, invalidate.
+// lz_producer.hpp — the agent's side of the Loading Zone over HostDma: produce items, clean Head,
+// reclaim, invalidate (the design: common/lz_view.hpp and docs/loading-zone.md).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "common/lz_view.hpp"
+#include "dpu/host_layout.hpp"
 
 namespace pd3 {
 
 // Producer of one segment's Loading Zone. Single-threaded by contract: every method must be called
-// from the same thread (the Transfer Engine's, docs/architecture.md §8), which is what orders Host View
-// and zone changes. Cursors live in the segment's control block, so a restarted agent resumes.
+// from the same thread (the Transfer Engine's, docs/architecture.md §8), which is what orders Host
+// View and zone changes. The zone's cursors, bucket heads and descriptor fields are written by the
+// agent only, so it keeps them in agent memory (read once at construction, so a restarted agent
+// resumes) and only writes them to the host; the descriptors' state words, which consumers CAS, are
+// read and changed with DMA atomics.
 class LzProducer {
  public:
-  explicit LzProducer(pd3_control* c) : zone_(c) {}
+  // Reads the cursors, bucket heads and descriptors (three reads).
+  LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& counters);
 
   // Publishes an item (paper §6.2 prefetch response → §7.2 zone item). If the zone lacks room,
   // the oldest items are reclaimed whatever their state. Returns the item's seq (> 0), or
   // PD3_E_INVAL (empty key, key > 65535 bytes, or size 0: an empty item could not be told from a
   // miss) or PD3_E_TOO_BIG (the record could never fit the data ring).
+  // DMA: a write of the record, a write of the descriptor's fields, a fence, the state word, a
+  // fence, the bucket head and the cursors; plus, per item reclaimed, an atomic swap and a fence.
   int64_t produce(uint16_t op_id, const void* key, uint32_t key_len, const void* data, uint32_t size);
 
   // Advances Head past items that are no longer PRODUCED (consumed or invalidated), freeing their
   // space. Stops at the first PRODUCED item. Returns the number of items freed.
+  // DMA: one read of up to kStateBatch state words, a write per item freed, one fence.
   uint32_t clean();
 
   // Withdraws every PRODUCED item of `key` (a newer write or delete of the key was seen), so no
-  // consumer can take it afterwards. Returns the number withdrawn.
+  // consumer can take it afterwards. Returns the number withdrawn. DMA: per item of the key's
+  // bucket whose hash matches, a read of its key and an atomic CAS.
   uint32_t invalidate(const void* key, uint32_t key_len);
 
   // Withdraws every PRODUCED item, whatever its key (an invalidation of some unknown key may have
-  // been missed: docs/prefetcher.md). Returns the number withdrawn.
+  // been missed: docs/prefetcher.md). Returns the number withdrawn. DMA: state words read in
+  // batches, an atomic CAS per PRODUCED item.
   uint32_t invalidate_all();
 
   // Items published and not yet freed (any state).
-  uint64_t pending() const;
+  uint64_t pending() const { return cur_.tail_seq - cur_.head_seq; }
+
+  // State words read per DMA at most by clean() and invalidate_all().
+  static constexpr uint32_t kStateBatch = 64;
 
  private:
-  void reclaim_oldest();
+  // The Loading Zone cursors, pd3_control line 7 (this order).
+  struct Cursors {
+    uint64_t tail_seq, head_seq, data_tail, data_head;
+  };
+  // The agent-written fields of a descriptor.
+  struct Desc {
+    uint64_t next_seq, data_pos;
+    uint32_t key_hash, record_len;
+  };
 
-  LzView zone_;
+  void reclaim_oldest();                       // whatever its state: an atomic swap
+  void free_head(uint64_t seq, uint64_t old);  // after the state word turned FREE
+  // Reads the state words of up to kStateBatch items from `seq` (not past the tail or the end
+  // of the descriptor array) into states_; returns how many.
+  uint32_t read_states(uint64_t seq);
+  void publish_cursors();
+
+  HostDma& dma_;
+  const HostLayout l_;
+  AgentCounters& counters_;
+  Cursors cur_{};
+  std::vector<uint64_t> buckets_;  // bucket heads (seqs)
+  std::vector<Desc> desc_;         // by seq % desc_count
+  std::vector<uint64_t> record_;   // scratch: one record in agent memory
+  uint64_t states_[kStateBatch * 4];  // scratch: whole descriptors as read (state is word 0 of 4)
 };
 
 }  // namespace pd3

@@ -28,7 +28,7 @@ class Path final : public PrefetchPath {
   ~Path() override { stop(); }
 
   int init(const PrefetchSetup& s, HostView* hv, LzProducer* zone, PrefetchPort* port, LogQueue* log,
-           Doorbell* doorbell) {
+           AgentDoorbell* doorbell) {
     setup_ = s;
     doorbell_ = doorbell;
     zone_ = zone;
@@ -203,7 +203,7 @@ class Path final : public PrefetchPath {
   }
 
   PrefetchSetup setup_;
-  Doorbell* doorbell_ = nullptr;
+  AgentDoorbell* doorbell_ = nullptr;
   AccessQueue queue_;
   LzProducer* zone_ = nullptr;
   LogQueue* log_ = nullptr;
@@ -227,7 +227,7 @@ class Path final : public PrefetchPath {
 }  // namespace
 
 int PrefetchPath::start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
-                        LogQueue* log, Doorbell* doorbell, std::unique_ptr<PrefetchPath>* out) {
+                        LogQueue* log, AgentDoorbell* doorbell, std::unique_ptr<PrefetchPath>* out) {
   if (setup.backend != "afpacket" && setup.backend != "tee" && setup.backend != "dpdk")
     return fail(PD3_E_INVAL, "prefetch backend '%s': use afpacket, tee or dpdk", setup.backend.c_str());
   if (setup.app.port == 0 || (setup.backend == "tee" && setup.listen.host.empty()))

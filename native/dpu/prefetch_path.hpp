@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "common/doorbell.hpp"
+#include "dpu/agent_doorbell.hpp"
 #include "common/latency_histogram.hpp"
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
@@ -82,7 +82,7 @@ class PrefetchPath {
   // `doorbell` (may be null) is rung whenever accesses were queued for poll(): the engine sleeps
   // on it when idle.
   static int start(const PrefetchSetup& setup, HostView* host_view, LzProducer* zone, PrefetchPort* port,
-                   LogQueue* log, Doorbell* doorbell, std::unique_ptr<PrefetchPath>* out);
+                   LogQueue* log, AgentDoorbell* doorbell, std::unique_ptr<PrefetchPath>* out);
   virtual ~PrefetchPath() = default;  // implementations stop the backend first
 
   // Engine thread: hands queued accesses to the Prefetcher and pumps it; first, if a client write

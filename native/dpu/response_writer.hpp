@@ -1,21 +1,48 @@
-// response_writer.hpp — agent side of the response ring: publish one response (single producer).
+// response_writer.hpp — agent side of the response ring over HostDma (paper §6.1 step ④):
+// responses are staged in agent memory and written as one batch: the slots' bytes with the first
+// seal withheld, a fence, then that seal, which publishes the whole batch.
 #pragma once
 
-#include "common/segment_rings.hpp"
-#include "pd3/status.h"
+#include <cstdint>
+#include <vector>
+
+#include "dpu/host_layout.hpp"
 
 namespace pd3 {
 
-// The agent's "DMA write" of one response (paper §6.1 step ④). `status` is PD3_OK or a negative
-// pd3_status; `data` (READ data or a CONTROL reply) is only sent with PD3_OK. Must be called from
-// one thread only. Returns PD3_OK, PD3_E_AGAIN (ring full: the host has not polled; retry later)
-// or PD3_E_TOO_BIG.
-inline int publish_response(pd3_control* c, uint16_t op_id, int status, const void* data, uint32_t size) {
-  const pd3_response hdr{op_id, uint16_t(status < 0 ? -status : status), size};
-  const int rc = response_ring(c).publish_record(&hdr, sizeof hdr, data, pd3_response_data_len(&hdr),
-                                                 /*many_producers=*/false);
-  if (rc == PD3_OK) count_by_agent(c->agent_responses);
-  return rc;
-}
+// The single producer of the response ring. Single-threaded (the engine's).
+class ResponseWriter {
+ public:
+  // Reads the cursors it resumes from (two reads).
+  ResponseWriter(HostDma& dma, const HostLayout& layout, AgentCounters& counters);
+
+  // Attach-time recovery: a previous agent killed between reserving slots and sealing them left
+  // a hole the host would wait at forever; covers it with PAD slots (published at once).
+  void repair();
+
+  // Stages one response. `status` is PD3_OK or a negative pd3_status; `data` (READ data or a
+  // CONTROL reply) is only sent with PD3_OK. Returns PD3_OK, PD3_E_AGAIN (the ring is full even
+  // after re-reading the host's head: nothing staged; flush and retry later) or PD3_E_TOO_BIG
+  // (could never fit).
+  [[nodiscard]] int add(uint16_t op_id, int status, const void* data, uint32_t size);
+  // Publishes every staged response. DMA: a write of resp_tail, one write of the slots (two when
+  // the batch wraps), a fence, the first slot's seal. Returns the number published.
+  uint32_t flush();
+  bool staged() const { return staged_bytes_ > 0; }
+
+ private:
+  [[nodiscard]] bool room_for(uint64_t bytes);
+  void stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data, size_t data_len);
+
+  HostDma& dma_;
+  const HostLayout l_;
+  AgentCounters& counters_;
+  uint64_t tail_;       // next free position (ours; written to resp_tail at flush)
+  uint64_t head_seen_;  // the host's head, as last read (re-read only when the ring looks full)
+  uint64_t batch_pos_ = 0;       // position of the first staged slot
+  uint32_t staged_ = 0;          // records staged
+  uint64_t staged_bytes_ = 0;    // bytes staged (PAD slots included)
+  std::vector<uint64_t> stage_;  // the staged slots' bytes, from batch_pos_ (8-aligned; kept)
+};
 
 }  // namespace pd3

@@ -17,10 +17,9 @@
 #include <unordered_map>
 
 #include "common/tenant_credential.hpp"
-#include "common/atomics.hpp"
-#include "common/doorbell.hpp"
 #include "common/error.hpp"
 #include "common/transport_codec.hpp"
+#include "dpu/agent_doorbell.hpp"
 #include "dpu/agent_session.hpp"
 #include "dpu/hint_table.hpp"
 #include "dpu/host_replies.hpp"
@@ -61,37 +60,6 @@ void bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 void set(std::atomic<uint64_t>& gauge, uint64_t v) { gauge.store(v, std::memory_order_relaxed); }
-
-int validate(const EngineOptions& o) {
-  if (o.segment.empty()) return fail(PD3_E_INVAL, "segment name is empty");
-  // The bound is placement's (its mask of servers tried), not the region ids' (65,536 server ids).
-  if (o.servers.empty() || o.servers.size() > kMaxLinks)
-    return fail(PD3_E_INVAL, "%zu memory servers configured; 1 to %zu are supported", o.servers.size(), kMaxLinks);
-  for (const Endpoint& ep : o.servers)
-    if (ep.host.empty() || ep.port == 0) return fail(PD3_E_INVAL, "memory server '%s' is not host:port", ep.str().c_str());
-  if (o.token.size() > PD3_TOKEN_MAX) return fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX);
-  if (int rc = check_tenant_name("tenant", o.tenant); rc != PD3_OK) return rc;
-  if (o.max_batch_records == 0 || o.max_batch_records > PD3_MAX_INFLIGHT)
-    return fail(PD3_E_INVAL, "max_batch_records %u outside [1, %u]", o.max_batch_records, PD3_MAX_INFLIGHT);
-  if (o.max_batch_bytes < sizeof(pd3_frame) + sizeof(pd3_request) || o.max_batch_bytes > PD3_FRAME_MAX_LIMIT)
-    return fail(PD3_E_INVAL, "max_batch_bytes %u outside [%zu, %u]", o.max_batch_bytes,
-                sizeof(pd3_frame) + sizeof(pd3_request), PD3_FRAME_MAX_LIMIT);
-  if (o.max_outstanding == 0 || o.max_outstanding > 1024)
-    return fail(PD3_E_INVAL, "max_outstanding %u outside [1, 1024]", o.max_outstanding);
-  if (o.response_buffer_bytes < 4096 || o.response_buffer_bytes > PD3_FRAME_MAX_LIMIT)
-    return fail(PD3_E_INVAL, "response_buffer_bytes %llu outside [4096, %u]",
-                (unsigned long long)o.response_buffer_bytes, PD3_FRAME_MAX_LIMIT);
-  if (o.request_timeout_ms == 0 || o.connect_timeout_ms == 0 || o.reconnect_ms == 0)
-    return fail(PD3_E_INVAL, "request_timeout_ms, connect_timeout_ms and reconnect_ms must be at least 1");
-  if (o.idle_sleep_us > 1000 || o.idle_sleep_max_us > 1000)
-    return fail(PD3_E_INVAL, "idle sleeps above 1000 us (%u, max %u): the heartbeat must beat every millisecond",
-                o.idle_sleep_us, o.idle_sleep_max_us);
-  if (o.idle_sleep_max_us < o.idle_sleep_us)
-    return fail(PD3_E_INVAL, "idle_sleep_max_us %u is below idle_sleep_us %u", o.idle_sleep_max_us, o.idle_sleep_us);
-  if (o.batch_delay_us > 1000000 || o.idle_spin_us > 1000000)
-    return fail(PD3_E_INVAL, "batch_delay_us and idle_spin_us must be at most 1000000");
-  return PD3_OK;
-}
 
 // Calls fn(key, key_len) for each key of a data record (pd3/record.h, the built-in format).
 template <class Fn>
@@ -173,13 +141,14 @@ class Engine final : public TransferEngine, private PrefetchPort {
   int send_hint(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now);
   void take_hinted_prefetch(const RequestView& v, uint64_t now);
   void expire_hints(uint64_t now);
-  void update_gauges();
+  void update_gauges(uint64_t now);
 
   EngineOptions options_;
   const bool via_host_;  // prefetches go to the host as hints first (PrefetchSetup::issuer "host")
   std::unique_ptr<AgentSession> session_;
-  pd3_control* control_ = nullptr;
-  Doorbell doorbell_;  // rung when accesses or Host View verdicts wait; declared first: outlives both
+  uint64_t fence_ = 0;  // the host's fence, read at the start of this pass of the loop
+  uint64_t ring_gauge_ns_ = 0;  // when request_ring_bytes was last read
+  AgentDoorbell doorbell_;  // rung when accesses or Host View verdicts wait; declared first: outlives both
   std::unique_ptr<HostView> host_view_;
   std::unique_ptr<PrefetchPath> prefetch_;  // declared after host_view_ and doorbell_: destroyed before them
   std::vector<uint8_t> prefetch_record_;     // scratch for one PREFETCH record
@@ -224,10 +193,10 @@ class Engine final : public TransferEngine, private PrefetchPort {
 };
 
 int Engine::init() {
-  if (const int rc = AgentSession::attach(options_.segment.c_str(), &session_)) return rc;
-  control_ = session_->control();
+  if (const int rc = AgentSession::attach(options_.segment.c_str(), &session_, DmaSetup{options_.dma_latency_ns}))
+    return rc;
   const bool prefetching = !options_.prefetch.parser.empty();
-  if (doorbell_.open(control_) != PD3_OK) return fail(PD3_E_SYS, "eventfd: %s", strerror(errno));
+  if (doorbell_.open(&session_->dma()) != PD3_OK) return fail(PD3_E_SYS, "eventfd: %s", strerror(errno));
   if (options_.host_view) {
     HostViewOptions hv = options_.host_view_options;
     if (prefetching) hv.completions = &doorbell_;  // the prefetcher's lookups come back while we may sleep
@@ -304,6 +273,15 @@ EngineStats Engine::stats() const {
     s.mirror_capture_lag_p50_ns = lag.quantile(0.5);
     s.mirror_capture_lag_p99_ns = lag.quantile(0.99);
   }
+  const DmaCounts d = session_->dma().counts();  // session_ is set before the thread starts
+  s.dma_reads = d.reads;
+  s.dma_read_bytes = d.read_bytes;
+  s.dma_writes = d.writes;
+  s.dma_write_bytes = d.write_bytes;
+  s.dma_atomics = d.atomics;
+  s.dma_fences = d.fences;
+  s.dma_wakes = d.wakes;
+  s.dma_wait_ns = d.wait_ns;
   return s;
 }
 
@@ -335,7 +313,8 @@ void Engine::run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     // Every response published after this load checks the fence itself, and every one published
     // before it is ordered before the acknowledgement's release store below.
-    const uint64_t fence = request_fence(control_);
+    const uint64_t fence = session_->request_fence();
+    fence_ = fence;
     const uint64_t now = now_ns();
     if (now - last_beat >= kBeatEveryNs) {
       session_->beat();
@@ -358,11 +337,11 @@ void Engine::run() {
     // Stored only when it changed: the host reads this cache line on every request it issues.
     // An unchanged fence was acknowledged already, and every response published since checked it.
     if (fence != acked) {
-      ack_fence(control_, fence);
+      session_->ack_fence(fence);
       acked = fence;
     }
     if (worked || now - last_gauges >= kGaugesEveryNs) {
-      update_gauges();
+      update_gauges(now);
       last_gauges = now;
     }
     if (worked) {
@@ -429,7 +408,7 @@ bool Engine::service_timers(uint64_t now) {
   }
   // relaxed load: only this thread stores it.
   if (!connecting && !first_round_done_.load(std::memory_order_relaxed)) {
-    update_gauges();  // so that stats() after start() already count the servers reached
+    update_gauges(now);  // so that stats() after start() already count the servers reached
     // release: pairs with launch()'s acquire wait.
     first_round_done_.store(true, std::memory_order_release);
     first_round_done_.notify_all();
@@ -443,9 +422,9 @@ bool Engine::take_requests(uint64_t now) {
   for (const auto& link : links_)
     if (link->backlogged()) return false;
   // relaxed: this thread is the counter's only writer.
-  const uint64_t fenced_before = load_relaxed(control_->agent_fenced);
-  const int n = session_->take_requests(options_.max_batch_records, [&](const RequestView& v) { route(v, now); });
-  bump(counters_.fenced, load_relaxed(control_->agent_fenced) - fenced_before);  // discarded unexecuted
+  const uint64_t fenced_before = session_->counters().fenced;
+  const int n = session_->requests().drain(options_.max_batch_records, fence_, [&](const RequestView& v) { route(v, now); });
+  bump(counters_.fenced, session_->counters().fenced - fenced_before);  // discarded unexecuted
   if (n == PD3_E_CORRUPT && !ring_broken_logged_) {
     log_.log(LogLevel::kError, "ring.corrupt", "the request ring's framing is broken; the host must recreate the segment");
     ring_broken_logged_ = true;
@@ -475,7 +454,7 @@ bool Engine::dispatch(uint64_t now) {
 
 bool Engine::publish() {
   if (replies_.empty()) return false;
-  const PublishCounts c = replies_.publish(control_, *buffer_);
+  const PublishCounts c = replies_.publish(session_->responses(), fence_, *buffer_);
   bump(counters_.responses, c.published);
   bump(counters_.errors, c.errors);
   bump(counters_.fenced, c.fenced);
@@ -512,14 +491,13 @@ void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
 }
 
 bool Engine::work_waiting() const {
-  // acquire (in published_at): a request seen here is complete when taken.
-  const uint64_t head = aref(control_->req_head).load(std::memory_order_relaxed);  // relaxed: ours
-  if (request_ring(control_).published_at(head) != nullptr) return true;
+  if (session_->requests().published_at_head()) return true;
   return prefetch_ && prefetch_->has_work();
 }
 
 void Engine::shutdown() {
-  const uint64_t fence = request_fence(control_);
+  const uint64_t fence = session_->request_fence();
+  fence_ = fence;
   const uint64_t now = now_ns();
   for (size_t li = 0; li < links_.size(); ++li) {
     orphans_.clear();
@@ -533,8 +511,8 @@ void Engine::shutdown() {
     log_.log(LogLevel::kWarn, "engine.undelivered", "%zu responses not delivered at stop: the response ring is full",
              replies_.size());
   replies_.clear(*buffer_);
-  ack_fence(control_, fence);
-  update_gauges();
+  session_->ack_fence(fence);
+  update_gauges(now);
   log_.log(LogLevel::kInfo, "engine.stopped", "transfer engine stopped");
 }
 
@@ -932,9 +910,9 @@ void Engine::run_host_view(HostViewOp op, std::vector<uint64_t>* hashes) {
   hashes->clear();
 }
 
-void Engine::update_gauges() {
-  set(counters_.zone_consumed, load_relaxed(control_->lz_consumed));
-  set(counters_.zone_reclaimed_unconsumed, load_relaxed(control_->lz_reclaimed_unconsumed));
+void Engine::update_gauges(uint64_t now) {
+  set(counters_.zone_consumed, session_->counters().get(AgentCounters::kLzConsumed));
+  set(counters_.zone_reclaimed_unconsumed, session_->counters().get(AgentCounters::kLzReclaimedUnconsumed));
   uint64_t up = 0, inflight = 0, frames = 0, sent = 0, received = 0;
   for (const auto& link : links_) {
     up += link->up();
@@ -949,10 +927,11 @@ void Engine::update_gauges() {
   set(counters_.bytes_sent, sent);
   set(counters_.bytes_received, received);
   set(counters_.response_backlog, replies_.size());
-  // head first: tail only grows, so a tail read after it is never behind it (saturating anyway).
-  const uint64_t head = load_relaxed(control_->req_head);
-  const uint64_t tail = load_relaxed(control_->req_tail);
-  set(counters_.request_ring_bytes, tail > head ? tail - head : 0);
+  // A read of the producers' tail: at most once a millisecond (they CAS that line per request).
+  if (now - ring_gauge_ns_ >= kGaugesEveryNs) {
+    set(counters_.request_ring_bytes, session_->requests().backlog());
+    ring_gauge_ns_ = now;
+  }
   if (prefetch_) {
     const PrefetcherStats p = prefetch_->prefetcher().stats();
     set(counters_.prefetch_reads, p.reads);
@@ -1073,7 +1052,7 @@ uint32_t Engine::servers_up() const {
 int TransferEngine::start(const EngineOptions& options, std::unique_ptr<TransferEngine>* out) {
   clear_error();
   if (out == nullptr) return fail(PD3_E_INVAL, "out is required");
-  if (const int rc = validate(options)) return rc;
+  if (const int rc = validate_engine_options(options)) return rc;
   auto engine = std::make_unique<Engine>(options);
   if (const int rc = engine->init()) return rc;
   engine->launch();

@@ -38,7 +38,12 @@ struct EngineOptions {
   bool host_view = true;               // keep a Host View (Table 2) on this engine
   HostViewOptions host_view_options;   // used when host_view is true (capacity 0: 1M keys)
   PrefetchSetup prefetch;              // DPU-direct prefetching; off while prefetch.parser is empty
+  int64_t dma_latency_ns = -1;         // < 0: host memory through shared memory (ShmDma); 0..1e6: the
+                                       // latency-and-accounting backend (LatencyDma), this much per DMA
 };
+
+// PD3_OK, or PD3_E_INVAL with pd3_last_error naming the option and its bounds.
+[[nodiscard]] int validate_engine_options(const EngineOptions& o);
 
 // Counters, updated by the engine thread with relaxed stores and read by anyone.
 struct EngineStats {
@@ -95,6 +100,11 @@ struct EngineStats {
   // Placement: ALLOCATE answers NOSPACE (each retried elsewhere when a server may have room), and
   // picks that passed over a server in its refraction period.
   uint64_t allocations_refused = 0, placement_refraction_skips = 0;
+  // Host memory through HostDma (host_dma.hpp), counted by the latency backend only (0 otherwise):
+  // reads, posted writes, atomics and fences with their bytes, doorbell wakes, and the time the
+  // engine waited for modelled completions.
+  uint64_t dma_reads = 0, dma_read_bytes = 0, dma_writes = 0, dma_write_bytes = 0, dma_atomics = 0;
+  uint64_t dma_fences = 0, dma_wakes = 0, dma_wait_ns = 0;
 };
 
 // Every EngineStats field, in order: the STATS reply and the TS binding are generated from it.
@@ -115,7 +125,8 @@ struct EngineStats {
 // never on the engine thread's loop).
 #define PD3_ENGINE_DERIVED_FIELDS(X)                                                              \
   X(prefetch_lead_p50_ns) X(prefetch_lead_p99_ns) X(mirror_capture_lag_count) X(mirror_capture_lag_p50_ns) \
-  X(mirror_capture_lag_p99_ns)
+  X(mirror_capture_lag_p99_ns) X(dma_reads) X(dma_read_bytes) X(dma_writes) X(dma_write_bytes) X(dma_atomics)      \
+  X(dma_fences) X(dma_wakes) X(dma_wait_ns)
 #define PD3_ENGINE_STATS_FIELDS(X) PD3_ENGINE_COUNTER_FIELDS(X) PD3_ENGINE_DERIVED_FIELDS(X)
 
 // State of one memory server as the engine sees it.

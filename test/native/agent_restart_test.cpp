@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/segment_rings.hpp"
+#include "agent_rings.hpp"
 #include "dpu/agent_session.hpp"
 #include "harness.hpp"
 #include "util.hpp"
@@ -97,7 +98,7 @@ TEST(agent_restart_quarantined_ids_return_after_the_fence_ack) {
   CHECK_EQ(serve_reads(*agent, 1), 0);
   CHECK_EQ(host.control()->agent_fenced, 8u);
   // ...and, once it acknowledges the fence, the ids are free again: a new request may reuse them.
-  pd3::ack_fence(host.control(), host.control()->req_fence);
+  pd3test::ack_fence(host.control(), host.control()->req_fence);
   CHECK_EQ(pd3_host_poll(host.h, c, 16), 0);
   // Every id, the 8 quarantined ones included, can be issued again.
   int issued = 0, rc;

@@ -12,6 +12,9 @@
 #include <thread>
 
 #include "common/doorbell.hpp"
+#include "dpu/agent_doorbell.hpp"
+#include "dpu/shm_dma.hpp"
+#include "common/atomics.hpp"
 #include "harness.hpp"
 #include "util.hpp"
 
@@ -28,8 +31,9 @@ const timespec kLong{30, 0};  // a wait that ends by a ring, never by this
 
 TEST(doorbell_rings_only_an_announced_sleep) {
   auto c = std::make_unique<pd3_control>();
-  pd3::Doorbell d;
-  REQUIRE(d.open(c.get()) == PD3_OK);
+  pd3::ShmDma dma(reinterpret_cast<uint8_t*>(c.get()), sizeof(pd3_control));
+  pd3::AgentDoorbell d;
+  REQUIRE(d.open(&dma) == PD3_OK);
   d.ring();  // awake: nothing
   CHECK(!readable(d.fd(), 0));
   CHECK_EQ(c->agent_doorbell, 0u);
@@ -56,8 +60,9 @@ TEST(doorbell_stress_no_lost_handoff) {
   // and otherwise sleeps — alternately on the futex and on the eventfd — with a long timeout. A lost
   // hand-off shows up as a timeout with work pending.
   auto c = std::make_unique<pd3_control>();
-  pd3::Doorbell d;
-  REQUIRE(d.open(c.get()) == PD3_OK);
+  pd3::ShmDma dma(reinterpret_cast<uint8_t*>(c.get()), sizeof(pd3_control));
+  pd3::AgentDoorbell d;
+  REQUIRE(d.open(&dma) == PD3_OK);
   const uint64_t items = 20000 * pd3test::stress_scale();
   std::atomic<uint64_t> published{0};
   uint64_t taken = 0, sleeps = 0, lost = 0;
@@ -102,8 +107,9 @@ TEST(doorbell_host_process_wakes_a_sleeping_agent) {
   pd3test::ScopedHost host("doorbell");
   REQUIRE(host.rc == PD3_OK);
   pd3_control* c = host.control();
-  pd3::Doorbell d;
-  REQUIRE(d.open(c) == PD3_OK);
+  pd3::ShmDma dma(reinterpret_cast<uint8_t*>(c), sizeof(pd3_control));
+  pd3::AgentDoorbell d;
+  REQUIRE(d.open(&dma) == PD3_OK);
   const uint32_t armed = d.arm(PD3_AGENT_SLEEPING);
   const pid_t child = fork();
   REQUIRE(child >= 0);

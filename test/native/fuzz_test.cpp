@@ -11,7 +11,7 @@
 
 #include "common/lz_view.hpp"
 #include "common/segment.hpp"
-#include "dpu/request_reader.hpp"
+#include "agent_rings.hpp"
 #include "harness.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/response_reader.hpp"
@@ -90,7 +90,7 @@ TEST(fuzz_request_and_response_decoders_stay_inside_their_rings) {
     }
     c->req_head = c->req_tail = head;
     c->resp_head = c->resp_tail = head;
-    const int rq = pd3::drain_requests(c, 64, [&](const pd3::RequestView& v) {
+    const int rq = pd3test::drain_requests(c, 64, [&](const pd3::RequestView& v) {
       const uint32_t len = v.status == PD3_OK ? pd3_request_payload_len(&v.hdr) : 0;
       CHECK(len == 0 || (v.payload >= req && v.payload + len <= req + 4096));  // len 0: never read
       ++records;

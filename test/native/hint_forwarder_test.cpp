@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dpu/request_reader.hpp"
+#include "agent_rings.hpp"
 #include "harness.hpp"
 #include "host/hint_forwarder.hpp"
 #include "util.hpp"
@@ -36,7 +36,7 @@ struct Taken {
 };
 std::vector<Taken> take(pd3_control* c) {
   std::vector<Taken> out;
-  pd3::drain_requests(c, 1u << 20, [&](const pd3::RequestView& v) {
+  pd3test::drain_requests(c, 1u << 20, [&](const pd3::RequestView& v) {
     REQUIRE(v.status == PD3_OK);
     CHECK_EQ(pd3_op_of(v.hdr.op_id), PD3_OP_PREFETCH);
     out.push_back({pd3_id_of(v.hdr.op_id), v.hdr.region, v.hdr.offset,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dpu/agent_session.hpp"
+#include "common/atomics.hpp"
 #include "harness.hpp"
 #include "pd3/host.h"
 #include "util.hpp"

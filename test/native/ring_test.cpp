@@ -10,8 +10,7 @@
 
 #include "common/segment.hpp"
 #include "common/segment_rings.hpp"
-#include "dpu/request_reader.hpp"
-#include "dpu/response_writer.hpp"
+#include "agent_rings.hpp"
 #include "harness.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
@@ -98,7 +97,7 @@ struct Got {
 };
 
 int drain_all(pd3_control* c, std::vector<Got>* out, uint32_t max = PD3_MAX_INFLIGHT) {
-  return pd3::drain_requests(c, max, [&](const pd3::RequestView& v) {
+  return pd3test::drain_requests(c, max, [&](const pd3::RequestView& v) {
     Got g{v.hdr, {}, v.status};
     if (v.status == PD3_OK) {
       const uint32_t n = pd3_request_payload_len(&v.hdr);
@@ -502,7 +501,7 @@ TEST(ring_request_fuzzed_slots_never_read_out_of_bounds) {
     std::memcpy(ring + pos, &s, sizeof s);
     c->req_tail = 4096;
     uint64_t sum = 0;
-    const int rc = pd3::drain_requests(c, 64, [&](const pd3::RequestView& v) {
+    const int rc = pd3test::drain_requests(c, 64, [&](const pd3::RequestView& v) {
       if (v.status != PD3_OK) {
         ++bad_records;
         return;
@@ -530,12 +529,12 @@ TEST(ring_response_publish_drain_every_kind) {
   pd3_control* c = s.c();
   const auto rdata = payload_for(9, 777);
   const pd3_alloc_reply reply{pd3_region_id(40000, 12), 1 << 20};
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, rdata.data(), 777) == PD3_OK);
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_WRITE, 2), PD3_OK, nullptr, 4096) == PD3_OK);
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_CONTROL, 3), PD3_OK, &reply, sizeof reply) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, rdata.data(), 777) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_WRITE, 2), PD3_OK, nullptr, 4096) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_CONTROL, 3), PD3_OK, &reply, sizeof reply) == PD3_OK);
   // Errors carry no data even when a size and data are passed.
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 4), PD3_E_RANGE, rdata.data(), 100000) == PD3_OK);
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_CONTROL, 5), PD3_E_NOSPACE, nullptr, 8) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, 4), PD3_E_RANGE, rdata.data(), 100000) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_CONTROL, 5), PD3_E_NOSPACE, nullptr, 8) == PD3_OK);
   CHECK_EQ(c->agent_responses, 5u);
   CHECK_EQ(c->resp_tail, SlotRing::slot_len(8 + 777) + SlotRing::slot_len(8) * 3 + SlotRing::slot_len(8 + 8));
 
@@ -576,7 +575,7 @@ TEST(ring_response_backpressure_and_wraparound) {
       const uint32_t n = 1 + (rng() % 3 == 0 ? rng() % 2000 : rng() % 100);
       const auto data = payload_for(next_pub, n);
       const uint64_t tail_before = c->resp_tail;
-      const int rc = pd3::publish_response(c, pd3_op_id(PD3_OP_READ, uint32_t(next_pub)), PD3_OK, data.data(), n);
+      const int rc = pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, uint32_t(next_pub)), PD3_OK, data.data(), n);
       if (rc == PD3_E_AGAIN) {
         CHECK_EQ(c->resp_tail, tail_before);
         const uint64_t len = SlotRing::slot_len(8 + n);
@@ -616,12 +615,12 @@ TEST(ring_response_too_big) {
   pd3_control* c = s.c();
   const auto data = payload_for(1, 2025);
   // max slot 2048 = 16 + 8 + 2024.
-  CHECK_EQ(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, data.data(), 2025), PD3_E_TOO_BIG);
+  CHECK_EQ(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, data.data(), 2025), PD3_E_TOO_BIG);
   CHECK_EQ(c->resp_tail, 0u);
-  CHECK_EQ(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, data.data(), 2024), PD3_OK);
+  CHECK_EQ(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, 1), PD3_OK, data.data(), 2024), PD3_OK);
   CHECK_EQ(c->resp_tail, 2048u);
   // A WRITE's size is not data: any size fits.
-  CHECK_EQ(pd3::publish_response(c, pd3_op_id(PD3_OP_WRITE, 2), PD3_OK, nullptr, 0xFFFFFFFFu), PD3_OK);
+  CHECK_EQ(pd3test::publish_response(c, pd3_op_id(PD3_OP_WRITE, 2), PD3_OK, nullptr, 0xFFFFFFFFu), PD3_OK);
   std::vector<GotResp> got;
   CHECK_EQ(drain_resp(c, &got), 2);
   REQUIRE(got.size() == 2);
@@ -647,7 +646,7 @@ TEST(ring_response_malformed_records) {
   pos += 96;
   REQUIRE(pos == c->resp_tail);
   const auto data = payload_for(4, 40);
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, 4), PD3_OK, data.data(), 40) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, 4), PD3_OK, data.data(), 40) == PD3_OK);
   std::vector<GotResp> got;
   CHECK_EQ(drain_resp(c, &got), 4);
   REQUIRE(got.size() == 4);
@@ -728,7 +727,7 @@ TEST(ring_response_malformed_reaches_host_poll_as_corrupt) {
   put_raw_slot(c, false, 0, 64, PD3_SLOT_RECORD, &bad, sizeof bad);  // 16 data bytes need a 48-byte slot
   // ...and the second with more data than was asked for (16 > 8).
   const auto data = payload_for(2, 16);
-  REQUIRE(pd3::publish_response(c, pd3_op_id(PD3_OP_READ, uint32_t(id2)), PD3_OK, data.data(), 16) == PD3_OK);
+  REQUIRE(pd3test::publish_response(c, pd3_op_id(PD3_OP_READ, uint32_t(id2)), PD3_OK, data.data(), 16) == PD3_OK);
   pd3_completion out[4];
   CHECK_EQ(pd3_host_poll(host.h, out, 4), 2);
   CHECK_EQ(out[0].user_data, 77u);

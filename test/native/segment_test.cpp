@@ -12,6 +12,7 @@
 
 #include "common/segment.hpp"
 #include "dpu/agent_session.hpp"
+#include "common/atomics.hpp"
 #include "harness.hpp"
 #include "pd3/host.h"
 #include "util.hpp"

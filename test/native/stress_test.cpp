@@ -12,7 +12,7 @@
 #include "common/lz_view.hpp"
 #include "common/segment.hpp"
 #include "dpu/agent_session.hpp"
-#include "dpu/request_reader.hpp"
+#include "agent_rings.hpp"
 #include "harness.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/request_batch.hpp"
@@ -134,8 +134,11 @@ PendingStates scan_pending(const pd3_control* c) {
 struct LzRig {
   pd3test::ScopedHost host;
   std::unique_ptr<pd3::AgentSession> agent;
-  LzRig(uint64_t data_bytes, uint32_t items) : host("stress-lz", pd3_segment_sizes{4096, 4096, data_bytes, items, 0}) {
-    if (host.rc == PD3_OK && pd3::AgentSession::attach(host.name.c_str(), &agent) != PD3_OK) agent.reset();
+  // latency_ns < 0: the agent reaches the zone through shared memory; else through the latency backend.
+  LzRig(uint64_t data_bytes, uint32_t items, int64_t latency_ns)
+      : host("stress-lz", pd3_segment_sizes{4096, 4096, data_bytes, items, 0}) {
+    if (host.rc == PD3_OK && pd3::AgentSession::attach(host.name.c_str(), &agent, pd3::DmaSetup{latency_ns}) != PD3_OK)
+      agent.reset();
   }
   bool ok() const { return host.rc == PD3_OK && agent != nullptr; }
   const pd3_control* c() const { return pd3_host_control(host.h); }
@@ -143,9 +146,12 @@ struct LzRig {
 
 }  // namespace
 
-TEST(stress_request_ring_many_producers_one_consumer) {
+namespace {
+
+// The agent side goes through HostDma: shared memory (latency_ns < 0) or the latency backend.
+void ring_many_producers(int64_t latency_ns, uint32_t per_producer) {
   const uint32_t kProducers = 4;
-  const uint32_t kPerProducer = 200000 / kScale;
+  const uint32_t kPerProducer = per_producer;
   const std::string name = pd3test::unique_name("stress-ring");
   std::unique_ptr<pd3::Segment> seg;
   REQUIRE(pd3::Segment::create(name.c_str(), pd3_segment_sizes{16384, 4096, 4096, 16, 0}, false, &seg) == PD3_OK);
@@ -183,7 +189,7 @@ TEST(stress_request_ring_many_producers_one_consumer) {
   const uint64_t total = uint64_t(kProducers) * kPerProducer;
   const auto deadline = Clock::now() + std::chrono::seconds(120);
   while (received < total && !failed.load()) {
-    const int n = pd3::drain_requests(c, 256, [&](const pd3::RequestView& v) {
+    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
       const std::string err = check_record(v, kProducers, next);
       if (!err.empty()) {
         if (first_error.empty()) first_error = err;
@@ -192,7 +198,7 @@ TEST(stress_request_ring_many_producers_one_consumer) {
       }
       ++next[v.hdr.region];
       ++received;
-    });
+    }, latency_ns);
     if (n < 0) {
       first_error = "drain returned " + std::to_string(n);
       failed.store(true);
@@ -212,17 +218,23 @@ TEST(stress_request_ring_many_producers_one_consumer) {
   CHECK_EQ(received, total);
   for (uint32_t t = 0; t < kProducers; ++t) CHECK_EQ(next[t], kPerProducer);
   std::vector<uint8_t> dummy;
-  CHECK_EQ(pd3::drain_requests(c, 256, [&](const pd3::RequestView&) { dummy.push_back(1); }), 0);  // nothing extra
+  CHECK_EQ(pd3test::drain_requests(c, 256, [&](const pd3::RequestView&) { dummy.push_back(1); }, latency_ns), 0);  // nothing extra
   CHECK(dummy.empty());
   CHECK_EQ(c->host_requests, total);
   CHECK_EQ(c->agent_requests, total);
   CHECK_EQ(c->agent_corrupt, 0u);
   CHECK_EQ(c->req_head, c->req_tail);
-  CHECK(c->req_tail > 100 * c->req_size);  // many laps
+  CHECK(c->req_tail > 20 * c->req_size);  // many laps
   CHECK_EQ(c->host_ring_full, again.load());
-  std::printf("    [ring] %llu records, %llu passes, %llu back-pressure retries\n", (unsigned long long)total,
+  const std::string how = latency_ns < 0 ? "shared memory" : std::to_string(latency_ns) + " ns per DMA";
+  std::printf("    [ring, %s] %llu records, %llu passes, %llu back-pressure retries\n", how.c_str(), (unsigned long long)total,
               (unsigned long long)passes, (unsigned long long)again.load());
 }
+
+}  // namespace
+
+TEST(stress_request_ring_many_producers_one_consumer) { ring_many_producers(-1, 200000 / kScale); }
+TEST(stress_request_ring_many_producers_latency_dma) { ring_many_producers(200, 40000 / kScale); }
 
 TEST(stress_request_ring_that_cannot_fill_never_refuses) {
   // 8 producers publish 1,024,000 bytes in total into a 1 MiB ring: it can never be full (and never
@@ -254,7 +266,7 @@ TEST(stress_request_ring_that_cannot_fill_never_refuses) {
     uint64_t got = 0;
     bool in_order = true;
     while (got < uint64_t(kProducers) * kPerProducer && !failed.load()) {
-      const int n = pd3::drain_requests(c, 1024, [&](const pd3::RequestView& v) {
+      const int n = pd3test::drain_requests(c, 1024, [&](const pd3::RequestView& v) {
         if (v.status != PD3_OK || v.hdr.region >= kProducers || v.hdr.offset != next[v.hdr.region]) in_order = false;
         else ++next[v.hdr.region];
       });
@@ -273,11 +285,13 @@ TEST(stress_request_ring_that_cannot_fill_never_refuses) {
   CHECK_EQ(total, uint64_t(kReps) * kProducers * kPerProducer);
 }
 
-TEST(stress_loading_zone_small_zone_constant_reclamation) {
-  const uint64_t kItems = 300000 / kScale;
+namespace {
+
+void lz_small_zone(int64_t latency_ns, uint64_t items) {
+  const uint64_t kItems = items;
   const uint64_t kKeyspace = 512;
   const uint64_t kWindow = 96;  // consumers ask for keys of the last 96 items; only <= 64 are live
-  LzRig rig(8192, 64);
+  LzRig rig(8192, 64, latency_ns);
   REQUIRE(rig.ok());
   pd3::LzProducer& producer = rig.agent->zone();
   std::vector<std::atomic<uint8_t>> taken(kItems);
@@ -393,9 +407,16 @@ TEST(stress_loading_zone_small_zone_constant_reclamation) {
               (unsigned long long)c->lz_reclaimed_unconsumed, (unsigned long long)c->lz_invalidated);
 }
 
-TEST(stress_loading_zone_large_zone_every_item_once) {
-  const uint64_t kItems = 65536 / (kScale > 1 ? 4 : 1);
-  LzRig rig(32ull << 20, 65536);
+}  // namespace
+
+TEST(stress_loading_zone_small_zone_constant_reclamation) { lz_small_zone(-1, 300000 / kScale); }
+TEST(stress_loading_zone_small_zone_latency_dma) { lz_small_zone(200, 60000 / kScale); }
+
+namespace {
+
+void lz_large_zone(int64_t latency_ns, uint64_t items) {
+  const uint64_t kItems = items;
+  LzRig rig(32ull << 20, 65536, latency_ns);
   REQUIRE(rig.ok());
   pd3::LzProducer& producer = rig.agent->zone();
   std::vector<std::atomic<uint8_t>> taken(kItems);
@@ -474,15 +495,22 @@ TEST(stress_loading_zone_large_zone_every_item_once) {
               (unsigned long long)kItems, (unsigned long long)hits.load(), (unsigned long long)late);
 }
 
+}  // namespace
+
+TEST(stress_loading_zone_large_zone_every_item_once) { lz_large_zone(-1, 65536 / (kScale > 1 ? 4 : 1)); }
+TEST(stress_loading_zone_large_zone_latency_dma) { lz_large_zone(200, 16384 / (kScale > 1 ? 4 : 1)); }
+
 // ---- (c) request ring, batched runs with a cached head -------------------------------------------
 
-TEST(stress_request_ring_batched_runs_many_producers) {
+namespace {
+
+void batched_runs(int64_t latency_ns, uint32_t per_producer) {
   // The host library's publication path: each producer stages 1..40 records and publishes them as
   // one run (RequestBatch::publish_prefix, halving the run while the ring lacks room), with the
   // producers sharing one cached copy of head. The consumer must still see every record exactly
   // once, each producer's in order, untorn, across many laps of a small ring.
   const uint32_t kProducers = 4;
-  const uint32_t kPerProducer = 100000 / kScale;
+  const uint32_t kPerProducer = per_producer;
   const std::string name = pd3test::unique_name("stress-batch");
   std::unique_ptr<pd3::Segment> seg;
   REQUIRE(pd3::Segment::create(name.c_str(), pd3_segment_sizes{16384, 4096, 4096, 16, 0}, false, &seg) == PD3_OK);
@@ -524,7 +552,7 @@ TEST(stress_request_ring_batched_runs_many_producers) {
   const uint64_t total = uint64_t(kProducers) * kPerProducer;
   const auto deadline = Clock::now() + std::chrono::seconds(120);
   while (received < total && !failed.load()) {
-    const int n = pd3::drain_requests(c, 256, [&](const pd3::RequestView& v) {
+    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
       const std::string err = check_record(v, kProducers, next);
       if (!err.empty()) {
         if (first_error.empty()) first_error = err;
@@ -533,7 +561,7 @@ TEST(stress_request_ring_batched_runs_many_producers) {
       }
       ++next[v.hdr.region];
       ++received;
-    });
+    }, latency_ns);
     if (n < 0) {
       first_error = "drain returned " + std::to_string(n);
       failed.store(true);
@@ -558,3 +586,8 @@ TEST(stress_request_ring_batched_runs_many_producers) {
   std::printf("    [batched ring] %llu records in %llu runs (%llu split)\n", (unsigned long long)total,
               (unsigned long long)runs.load(), (unsigned long long)split_runs.load());
 }
+
+}  // namespace
+
+TEST(stress_request_ring_batched_runs_many_producers) { batched_runs(-1, 100000 / kScale); }
+TEST(stress_request_ring_batched_runs_latency_dma) { batched_runs(200, 20000 / kScale); }

@@ -16,6 +16,7 @@
 #include "dpu/agent_session.hpp"
 #include "dpu/response_buffer.hpp"
 #include "fake_memserver.hpp"
+#include "common/atomics.hpp"
 #include "harness.hpp"
 #include "loopback_apps.hpp"
 #include "host/request_writer.hpp"
@@ -1229,4 +1230,39 @@ TEST(engine_prefetch_end_to_end_through_the_packet_mirror) {
     return;
   }
   prefetch_scenario("afpacket");
+}
+
+TEST(engine_through_the_dma_latency_model) {
+  // The same engine with host memory behind the latency backend: every request still completes
+  // with its data, and the operations it cost are counted (and none with shared memory).
+  ScopedHost host("eng-dma");
+  REQUIRE(host.rc == PD3_OK);
+  auto server = fake(1);
+  REQUIRE(server);
+  pd3::EngineOptions o = test_options(host.name, {server.get()});
+  o.dma_latency_ns = 2000;
+  std::unique_ptr<pd3::TransferEngine> engine;
+  REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
+  uint32_t r = 0;
+  REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
+  for (uint32_t i = 0; i < 20; ++i) {
+    std::vector<uint8_t> data(64, uint8_t(i));
+    REQUIRE(write(host.h, r, i * 64, data) == PD3_OK);
+    std::vector<uint8_t> got;
+    REQUIRE(read(host.h, r, i * 64, 64, &got) == PD3_OK);
+    CHECK(got == data);
+  }
+  const pd3::EngineStats s = engine->stats();
+  CHECK(s.dma_reads > 0 && s.dma_read_bytes >= 4 * s.dma_reads);  // 4 bytes the least (doorbell)
+  CHECK(s.dma_writes > 0 && s.dma_write_bytes > 0);
+  CHECK(s.dma_fences >= 41);  // a published batch costs a fence: 41 requests answered at least
+  CHECK(s.dma_wait_ns >= 2000 * s.dma_reads);  // each read waited its 2 µs
+  engine->stop();
+  ScopedHost plain_host("eng-dma-off");
+  REQUIRE(plain_host.rc == PD3_OK);
+  std::unique_ptr<pd3::TransferEngine> plain;
+  REQUIRE(pd3::TransferEngine::start(test_options(plain_host.name, {server.get()}), &plain) == PD3_OK);
+  REQUIRE(allocate(plain_host.h, 4096, &r) == PD3_OK);
+  const pd3::EngineStats p = plain->stats();
+  CHECK_EQ(p.dma_reads + p.dma_writes + p.dma_atomics + p.dma_fences + p.dma_wait_ns, 0u);
 }

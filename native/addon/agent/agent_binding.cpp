@@ -22,11 +22,14 @@ class AgentHandle : public Napi::ObjectWrap<AgentHandle> {
     exports.Set("AgentHandle", cls);
   }
 
-  // new AgentHandle(name)
+  // new AgentHandle(name, dmaLatencyNs?): absent, host memory through shared memory; else the DMA
+  // latency backend with that many ns per operation (0..1e6).
   explicit AgentHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<AgentHandle>(info) {
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "AgentHandle(name)");
     const std::string name = info[0].As<Napi::String>();
-    if (const int rc = pd3::AgentSession::attach(name.c_str(), &session_)) throw_status(info.Env(), rc, "attach");
+    pd3::DmaSetup dma;
+    if (info.Length() > 1 && !info[1].IsUndefined()) dma.latency_ns = int64_t(u32_arg(info, 1, "dmaLatencyNs", 1000000));
+    if (const int rc = pd3::AgentSession::attach(name.c_str(), &session_, dma)) throw_status(info.Env(), rc, "attach");
   }
 
  private:

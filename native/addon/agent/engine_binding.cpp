@@ -71,6 +71,8 @@ class EngineHandle : public Napi::ObjectWrap<EngineHandle> {
     opt.max_outstanding = uint32_t(num("maxOutstanding", opt.max_outstanding, kU32));
     opt.response_buffer_bytes = num("responseBufferBytes", opt.response_buffer_bytes, 1ull << 40);
     opt.request_timeout_ms = uint32_t(num("requestTimeoutMs", opt.request_timeout_ms, kU32));
+    // dmaLatencyNs: absent = shared memory; else the latency backend (whole ns, 0..1e6).
+    if (!o.Get("dmaLatencyNs").IsUndefined()) opt.dma_latency_ns = int64_t(num("dmaLatencyNs", 0, 1000000));
     opt.connect_timeout_ms = uint32_t(num("connectTimeoutMs", opt.connect_timeout_ms, kU32));
     opt.reconnect_ms = uint32_t(num("reconnectMs", opt.reconnect_ms, kU32));
     opt.idle_spin_us = uint32_t(num("idleSpinUs", opt.idle_spin_us, kU32));

@@ -1,0 +1,107 @@
+// response_writer.cpp — see response_writer.hpp.
+#include "dpu/response_writer.hpp"
+
+#include <cstring>
+
+#include "pd3/status.h"
+
+namespace pd3 {
+
+namespace {
+
+uint64_t slot_len(uint64_t record_bytes) {
+  return (sizeof(pd3_slot) + record_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
+}
+
+}  // namespace
+
+ResponseWriter::ResponseWriter(HostDma& dma, const HostLayout& layout, AgentCounters& counters)
+    : dma_(dma), l_(layout), counters_(counters), tail_(dma.read64(PD3_CTL(resp_tail))),
+      head_seen_(dma.read64(PD3_CTL(resp_head))) {}
+
+void ResponseWriter::repair() {
+  // The published run from the host's head: slots are read one header at a time (recovery only).
+  uint64_t pos = dma_.read64(PD3_CTL(resp_head));
+  const uint64_t mask = l_.resp_size - 1;
+  while (pos < tail_) {
+    pd3_slot s;
+    dma_.read(l_.resp_offset + (pos & mask), &s, sizeof s);
+    if (s.seal != l_.seal_of(pos) || s.length < sizeof(pd3_slot) || s.length % PD3_SLOT_ALIGN != 0 ||
+        (pos & mask) + s.length > l_.resp_size)
+      break;
+    pos += s.length;
+  }
+  while (pos < tail_) {  // PAD slots over [pos, tail), split at the ring's end
+    const uint64_t len = std::min(l_.resp_size - (pos & mask), tail_ - pos);
+    const pd3_slot pad{0, uint32_t(len), PD3_SLOT_PAD, 0};
+    dma_.write(l_.resp_offset + (pos & mask), &pad, sizeof pad);
+    dma_.fence();
+    dma_.write64(l_.resp_offset + (pos & mask), l_.seal_of(pos));
+    pos += len;
+  }
+}
+
+bool ResponseWriter::room_for(uint64_t bytes) {
+  if (tail_ + bytes - head_seen_ <= l_.resp_size) return true;
+  // acquire (read64): the host's reads of the bytes it freed are done before we reuse them.
+  head_seen_ = dma_.read64(PD3_CTL(resp_head));
+  return tail_ + bytes - head_seen_ <= l_.resp_size;
+}
+
+void ResponseWriter::stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data,
+                                size_t data_len) {
+  if (staged_bytes_ == 0) batch_pos_ = tail_;
+  const uint64_t at = staged_bytes_;
+  // Grown geometrically and never shrunk or zero-filled: only the slots' padding is cleared below.
+  if (stage_.size() * 8 < at + len) stage_.resize(std::max<size_t>((at + len) / 8, 2 * stage_.size()));
+  auto* slot = reinterpret_cast<uint8_t*>(stage_.data()) + at;
+  // The padding (under PD3_SLOT_ALIGN bytes) lies in the slot's last two words: zero them first.
+  stage_[(at + len) / 8 - 1] = 0;
+  stage_[(at + len) / 8 - 2] = 0;
+  // The first slot's seal stays 0 (unpublished) until flush() has fenced the rest.
+  const pd3_slot s{at == 0 ? 0 : l_.seal_of(tail_), uint32_t(len), kind, 0};
+  std::memcpy(slot, &s, sizeof s);
+  if (hdr_len) std::memcpy(slot + sizeof s, hdr, hdr_len);
+  if (data_len) std::memcpy(slot + sizeof s + hdr_len, data, data_len);
+  tail_ += len;
+  staged_bytes_ += len;
+}
+
+int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t size) {
+  const pd3_response hdr{op_id, uint16_t(status < 0 ? -status : status), size};
+  const uint32_t data_len = pd3_response_data_len(&hdr);
+  const uint64_t len = slot_len(sizeof hdr + uint64_t(data_len));
+  if (len > l_.resp_size / 2) return PD3_E_TOO_BIG;
+  const uint64_t off = tail_ & (l_.resp_size - 1);
+  const uint64_t pad = off + len > l_.resp_size ? l_.resp_size - off : 0;
+  if (!room_for(pad + len)) return PD3_E_AGAIN;
+  if (pad) stage_slot(pad, PD3_SLOT_PAD, nullptr, 0, nullptr, 0);
+  stage_slot(len, PD3_SLOT_RECORD, &hdr, sizeof hdr, data, data_len);
+  ++staged_;
+  return PD3_OK;
+}
+
+uint32_t ResponseWriter::flush() {
+  if (staged_bytes_ == 0) return 0;
+  // The reservation first, so that an agent that dies before the seal leaves a hole the next
+  // one can see and pad (repair()).
+  dma_.write64(PD3_CTL(resp_tail), tail_);
+  const uint64_t bytes = staged_bytes_;
+  const uint64_t off = batch_pos_ & (l_.resp_size - 1);
+  const uint64_t first = std::min(bytes, l_.resp_size - off);  // the part before the ring's end
+  const auto* src = reinterpret_cast<const uint8_t*>(stage_.data());
+  dma_.write(l_.resp_offset + off, src, first);
+  if (first < bytes) dma_.write(l_.resp_offset, src + first, bytes - first);
+  // The host reads slots in order from its head and stops at the first unsealed one, so the bytes
+  // of every later slot (their seals included) are safe once they are visible before this seal.
+  dma_.fence();
+  dma_.write64(l_.resp_offset + off, l_.seal_of(batch_pos_));
+  const uint32_t n = staged_;
+  counters_.add(AgentCounters::kResponses, n);
+  counters_.flush(dma_);
+  staged_ = 0;
+  staged_bytes_ = 0;
+  return n;
+}
+
+}  // namespace pd3
