@@ -129,8 +129,8 @@ PD3_API int pd3_host_poll(pd3_host* host, pd3_completion* out, uint32_t max);
 
 /* Publishes this handle's staged requests, then blocks until it has completions to poll or
  * `timeout_us` passes. Direct-mode sockets wake it at once. The response ring has no doorbell: it
- * is re-checked after a sleep sized to let about a quarter of the handle's requests in flight be
- * answered, at the rate answers have been arriving (50 us to 1 ms, never past the timeout).
+ * is re-checked after a sleep sized to let about half of the handle's requests in flight (at most
+ * 1,024) be answered, at the rate answers have been arriving (50 us to 1 ms, never past the timeout).
  * Returns 1 if completions are waiting, 0 on timeout, or PD3_E_INVAL. */
 PD3_API int pd3_host_wait(pd3_host* host, uint32_t timeout_us);
 
