@@ -3,6 +3,7 @@
 import { checkPoolPrefix } from '../common/pool-record.js';
 import { checkTenantName } from '../common/tenant-record.js';
 import { describeJson, integer, urlList, type Setting, type SettingText } from './settings.js';
+import { UsageError } from './usage-error.js';
 
 /** A key prefix for the pool's records in etcd. */
 function poolPrefix(t: SettingText): Setting<string> {
@@ -57,12 +58,12 @@ export interface PoolOptions {
   leaseTtlS: number;
 }
 
-/** The pool options of merged settings: null without --etcd. Throws Error naming a pool flag
+/** The pool options of merged settings: null without --etcd. Throws UsageError naming a pool flag
  *  given without --etcd. */
 export function poolOptions(v: { etcd?: string[]; etcdPrefix?: string; leaseTtl?: number }): PoolOptions | null {
   if (v.etcd === undefined) {
     const stray = v.etcdPrefix !== undefined ? 'etcd-prefix' : v.leaseTtl !== undefined ? 'lease-ttl' : null;
-    if (stray !== null) throw new Error(`--${stray} needs --etcd`);
+    if (stray !== null) throw new UsageError(`--${stray} needs --etcd`);
     return null;
   }
   return { endpoints: v.etcd, prefix: v.etcdPrefix ?? '/pd3', leaseTtlS: v.leaseTtl ?? 10 };

@@ -8,6 +8,7 @@ import { choice, decimal, endpoint, endpointList, endpointOrOff, integer, onOff,
 import { POOL_SETTINGS, tenantName, type PoolOptions } from '../cli/pool-settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
+import type { NativeDpdkOptions } from './native.js';
 
 /** Every setting of pd3-agent, by config key. */
 export const AGENT_SETTINGS = {
@@ -296,18 +297,9 @@ export interface AgentSettings {
   logLevel?: LogLevel;
 }
 
-/** The DPDK capture backend's checked settings (--dpdk-*). */
-export interface DpdkOptions {
-  ealArgs: string;
-  port: string;
-  mbufs?: number;
-  mbufBytes?: number;
-  burst?: number;
-  spinUs?: number;
-  sleepMinUs?: number;
-  sleepMaxUs?: number;
-  promiscuous?: boolean;
-}
+/** The DPDK capture backend's checked settings (--dpdk-*): the native options, with the EAL
+ *  arguments and the port required. */
+export type DpdkOptions = NativeDpdkOptions & { ealArgs: string; port: string };
 
 /** Checked settings of an agent: what Agent.start runs. Tuning fields left absent take the
  *  Transfer Engine's defaults (shown in --help). */

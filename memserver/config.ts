@@ -222,12 +222,7 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
 
 // The pool options, checked against the listen address. Throws UsageError.
 function buildPool(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged'], listen: Endpoint): MemServerPoolOptions | undefined {
-  let pool: PoolOptions | null;
-  try {
-    pool = poolOptions(v);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const pool: PoolOptions | null = poolOptions(v);
   if (pool === null) {
     if (v.advertise !== undefined) throw new UsageError('--advertise needs --etcd');
     if (v.reclaimGrace !== undefined) throw new UsageError('--reclaim-grace needs --etcd');

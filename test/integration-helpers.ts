@@ -108,6 +108,21 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, ms: num
   }
 }
 
+/** Allocates a region through an agent that may still be connecting to its memory server
+ *  (retried for up to 5 s); returns the region id. */
+export async function allocateThroughAgent(host: Pd3Host, bytes: number): Promise<number> {
+  let region = 0;
+  await waitUntil(async () => {
+    try {
+      region = (await host.allocate(bytes)).region;
+      return true;
+    } catch {
+      return false; // the agent is still connecting to the server
+    }
+  }, 5000, 'allocation through the agent');
+  return region;
+}
+
 /** The settled outcome of a request: its value, or the Pd3Error code it rejected with. */
 export type Outcome<T> = { ok: true; value: T; at: number } | { ok: false; code: string; at: number };
 

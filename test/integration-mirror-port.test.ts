@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { AGENT_CLI } from '../dist/examples/harness/processes.js';
 import { addon } from '../dist/dpu/native.js';
-import { Rig, kvRecord, logEvents, metric, sleep, waitUntil } from './integration-helpers.js';
+import { Rig, allocateThroughAgent, kvRecord, logEvents, metric, sleep, waitUntil } from './integration-helpers.js';
 import { reportSkip } from './optional-program.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -123,15 +123,7 @@ async function stack(port: NonNullable<ReturnType<typeof mirrorPort>>, mirrorArg
   const agent = await rig.agent(host.name, [server.port], token,
     ['--prefetch-parser', 'resp', '--app', `${port.app}:${appPort}`, '--metrics', '127.0.0.1:0', ...mirrorArgs]);
   await waitUntil(() => host.agentAlive(), 5000, 'agent heartbeat');
-  let region = 0;
-  await waitUntil(async () => {
-    try {
-      region = (await host.allocate(1 << 20)).region;
-      return true;
-    } catch {
-      return false;
-    }
-  }, 5000, 'allocation through the agent');
+  const region = await allocateThroughAgent(host, 1 << 20);
   app = new App(host, region);
   const keys = Array.from({ length: 200 }, (_, i) => `user:${i}`);
   await app.flush(keys.map((k, i) => [k, `value-${i}`]));

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { resp } from '../dist/parsers/index.js';
 import { parseCommands } from '../dist/examples/harness/tenant-kv-app.js';
-import { Rig, kvRecord, metric, sleep, waitUntil } from './integration-helpers.js';
+import { Rig, allocateThroughAgent, kvRecord, metric, sleep, waitUntil } from './integration-helpers.js';
 
 const rig = new Rig();
 afterEach(() => rig.teardown());
@@ -109,15 +109,7 @@ async function scenario(mirror: 'afpacket' | 'tee'): Promise<void> {
   if (mirror === 'tee') extra.push('--tee-listen', '127.0.0.1:0');
   const agent = await rig.agent(host.name, [server.port], token, extra);
   await waitUntil(() => host.agentAlive(), 5000, 'agent heartbeat');
-  let region = 0;
-  await waitUntil(async () => {
-    try {
-      region = (await host.allocate(1 << 20)).region;
-      return true;
-    } catch {
-      return false; // the agent is still connecting to the server
-    }
-  }, 5000, 'allocation through the agent');
+  const region = await allocateThroughAgent(host, 1 << 20);
   live = new KvApp(host, region, 5);
   const port = mirror === 'tee' ? Number(agent.ready.teePort) : appPort;
   expect(port).toBeGreaterThan(0);

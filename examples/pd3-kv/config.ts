@@ -186,12 +186,7 @@ const isPow2 = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;
 
 // The named-log options: all of --etcd, --tenant and --log-name, or none. Throws UsageError.
 function buildPool(v: SettingLayers<typeof KV_SETTINGS>['merged'], mode: KvMode): KvPoolOptions | undefined {
-  let pool: PoolOptions | null;
-  try {
-    pool = poolOptions(v);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const pool: PoolOptions | null = poolOptions(v);
   if (pool === null) {
     const stray = v.tenant !== undefined ? KV_SETTINGS.tenant.flag : v.logName !== undefined ? KV_SETTINGS.logName.flag : null;
     if (stray !== null) throw new UsageError(`--${stray} needs --etcd`);

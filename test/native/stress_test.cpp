@@ -149,6 +149,43 @@ struct LzRig {
 namespace {
 
 // The agent side goes through HostDma: shared memory (latency_ns < 0) or the latency backend.
+// The consumer of the request-ring stress tests: drains (through the agent's reader, over the
+// DMA backend of `latency_ns`) until `total` records arrived, each checked by check_record, or
+// until `failed` is set (here or by a producer) or 120 s pass. Returns the records received;
+// `next` holds each producer's next expected sequence number, *passes the drains that took any.
+uint64_t consume_records(pd3_control* c, uint32_t producers, uint64_t total, int64_t latency_ns,
+                         std::atomic<bool>& failed, std::vector<uint32_t>& next, uint64_t* passes) {
+  uint64_t received = 0;
+  std::string first_error;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (received < total && !failed.load()) {
+    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
+      const std::string err = check_record(v, producers, next);
+      if (!err.empty()) {
+        if (first_error.empty()) first_error = err;
+        failed.store(true);
+        return;
+      }
+      ++next[v.hdr.region];
+      ++received;
+    }, latency_ns);
+    if (n < 0) {
+      first_error = "drain returned " + std::to_string(n);
+      failed.store(true);
+    }
+    if (n > 0) ++*passes;
+    if (n == 0) {
+      if (Clock::now() > deadline) {
+        first_error = "timed out";
+        failed.store(true);
+      }
+      std::this_thread::yield();
+    }
+  }
+  if (!first_error.empty()) std::fprintf(stderr, "  first error: %s\n", first_error.c_str());
+  return received;
+}
+
 void ring_many_producers(int64_t latency_ns, uint32_t per_producer) {
   const uint32_t kProducers = 4;
   const uint32_t kPerProducer = per_producer;
@@ -184,36 +221,10 @@ void ring_many_producers(int64_t latency_ns, uint32_t per_producer) {
 
   // The consumer: every record exactly once, per producer in order, untorn.
   std::vector<uint32_t> next(kProducers, 0);
-  uint64_t received = 0, passes = 0;
-  std::string first_error;
   const uint64_t total = uint64_t(kProducers) * kPerProducer;
-  const auto deadline = Clock::now() + std::chrono::seconds(120);
-  while (received < total && !failed.load()) {
-    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
-      const std::string err = check_record(v, kProducers, next);
-      if (!err.empty()) {
-        if (first_error.empty()) first_error = err;
-        failed.store(true);
-        return;
-      }
-      ++next[v.hdr.region];
-      ++received;
-    }, latency_ns);
-    if (n < 0) {
-      first_error = "drain returned " + std::to_string(n);
-      failed.store(true);
-    }
-    if (n > 0) ++passes;
-    if (n == 0) {
-      if (Clock::now() > deadline) {
-        first_error = "timed out";
-        failed.store(true);
-      }
-      std::this_thread::yield();
-    }
-  }
+  uint64_t passes = 0;
+  const uint64_t received = consume_records(c, kProducers, total, latency_ns, failed, next, &passes);
   for (auto& th : producers) th.join();
-  if (!first_error.empty()) std::fprintf(stderr, "  first error: %s\n", first_error.c_str());
   CHECK(!failed.load());
   CHECK_EQ(received, total);
   for (uint32_t t = 0; t < kProducers; ++t) CHECK_EQ(next[t], kPerProducer);
@@ -547,35 +558,10 @@ void batched_runs(int64_t latency_ns, uint32_t per_producer) {
     });
   }
   std::vector<uint32_t> next(kProducers, 0);
-  uint64_t received = 0;
-  std::string first_error;
   const uint64_t total = uint64_t(kProducers) * kPerProducer;
-  const auto deadline = Clock::now() + std::chrono::seconds(120);
-  while (received < total && !failed.load()) {
-    const int n = pd3test::drain_requests(c, 256, [&](const pd3::RequestView& v) {
-      const std::string err = check_record(v, kProducers, next);
-      if (!err.empty()) {
-        if (first_error.empty()) first_error = err;
-        failed.store(true);
-        return;
-      }
-      ++next[v.hdr.region];
-      ++received;
-    }, latency_ns);
-    if (n < 0) {
-      first_error = "drain returned " + std::to_string(n);
-      failed.store(true);
-    }
-    if (n == 0) {
-      if (Clock::now() > deadline) {
-        first_error = "timed out";
-        failed.store(true);
-      }
-      std::this_thread::yield();
-    }
-  }
+  uint64_t passes = 0;
+  const uint64_t received = consume_records(c, kProducers, total, latency_ns, failed, next, &passes);
   for (auto& th : producers) th.join();
-  if (!first_error.empty()) std::fprintf(stderr, "  first error: %s\n", first_error.c_str());
   CHECK(!failed.load());
   CHECK_EQ(received, total);
   for (uint32_t t = 0; t < kProducers; ++t) CHECK_EQ(next[t], kPerProducer);
