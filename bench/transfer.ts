@@ -16,18 +16,19 @@ import { parseArgs } from 'node:util';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
+import { MAX_PUBLISH_BATCH } from '../host/index.js';
 
 const USAGE = `usage: npm run bench -- transfer [--quick] [--publish-batch N] [--layout split|shared] [--host-cpus LIST]
   --quick               one 3 s run per configuration instead of three of 6 s
-  --publish-batch N     requests the offloaded host stages per ring publication (1..4096, default 32)
+  --publish-batch N     requests the offloaded host stages per ring publication (1..${MAX_PUBLISH_BATCH}, default 32)
 ${LAYOUT_USAGE}`;
 const args = parseBenchCommand('transfer', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false },
     'publish-batch': { type: 'string', default: '32' }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
   checkLayoutOptions(values);
   const batch = values['publish-batch'];
-  if (!/^[0-9]+$/.test(batch) || Number(batch) < 1 || Number(batch) > 4096)
-    throw new Error(`--publish-batch must be an integer from 1 to 4096, got '${batch}'`);
+  if (!/^[0-9]+$/.test(batch) || Number(batch) < 1 || Number(batch) > MAX_PUBLISH_BATCH)
+    throw new Error(`--publish-batch must be an integer from 1 to ${MAX_PUBLISH_BATCH}, got '${batch}'`);
   return values;
 });
 const quick = args.quick;

@@ -4,7 +4,7 @@ export type { Pd3HostOptions, AllocatedRegion, Pd3HostStats, CheckAndReturnImpl 
 export { Pd3Error, status } from './errors.js';
 export { LoadingZoneReader } from './lz-reader.js';
 export { lzKeyHash } from './lz-hash.js';
-export { constants } from './native.js';
+export { constants, MAX_PUBLISH_BATCH } from './native.js';
 export type { PlacementPolicy } from './native.js';
 export type { NativeConstants, ControlField } from '../common/constants.js';
 export { TenantSession } from './tenant-session.js';

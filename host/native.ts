@@ -45,6 +45,7 @@ export interface NativeHostHandle {
 interface HostAddon {
   constants: NativeConstants;
   lzKeyHash(key: Uint8Array): number;
+  maxPublishBatch: number;
   HostHandle: new (mode: 'create' | 'attach', options: NativeCreateOptions | string) => NativeHostHandle;
 }
 
@@ -53,3 +54,5 @@ export const addon: HostAddon = loadAddon<HostAddon>('pd3_host');
 /** Every wire and layout constant, from the C headers. */
 export const constants: NativeConstants = addon.constants;
 learnStatusNames(constants.status);
+/** pd3/host.h's PD3_MAX_PUBLISH_BATCH: the largest publishBatch. */
+export const MAX_PUBLISH_BATCH: number = addon.maxPublishBatch;

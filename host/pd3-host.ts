@@ -45,7 +45,7 @@ export interface Pd3HostOptions {
    *  can take it (default 1000 ms). */
   directRefractionMs?: number;
   /** Requests through the agent staged before they are published without waiting for the pump's
-   *  next poll (default 1: each at once; up to 4096). Staging publishes a batch with one ring
+   *  next poll (default 1: each at once; up to MAX_PUBLISH_BATCH, 4096). Staging publishes a batch with one ring
    *  reservation and one doorbell check, which cuts the host's CPU per request
    *  (docs/host-library.md "Staging"). */
   publishBatch?: number;

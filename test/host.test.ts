@@ -1,7 +1,7 @@
 // host.test.ts — Pd3Host: create/attach errors, remote-memory round trips, statuses, back-pressure.
 import { existsSync, writeFileSync, unlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Pd3Error, Pd3Host, constants as C } from '../dist/host/index.js';
+import { MAX_PUBLISH_BATCH, Pd3Error, Pd3Host, constants as C } from '../dist/host/index.js';
 import { AgentSession } from '../dist/dpu/index.js';
 import { ModelAgent, uniqueName } from './helpers.js';
 
@@ -104,7 +104,7 @@ describe('remote memory through the agent side of the rings', () => {
   });
 
   it('stages requests with publishBatch and publishes them at the pump\'s poll or a full batch', async () => {
-    expect(() => host({ publishBatch: 4097 })).toThrow(/publishBatch must be at most 4096/);
+    expect(() => host({ publishBatch: MAX_PUBLISH_BATCH + 1 })).toThrow(`publishBatch must be at most ${MAX_PUBLISH_BATCH}`);
     const h = host({ publishBatch: 4 });
     const agent = new ModelAgent(h.name);
     cleanup.push(() => agent.close());

@@ -8,12 +8,6 @@
 
 namespace pd3 {
 
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 // Plenty against a timeout of (by default) a second; checked on every request issued.
 uint64_t coarse_ns() {
   timespec ts{};

@@ -10,8 +10,8 @@ namespace pd3 {
 
 class CompletionSink;
 
-// CLOCK_MONOTONIC and its coarse variant (a few ns instead of ~20, at a resolution of a few ms).
-uint64_t monotonic_ns();
+// CLOCK_MONOTONIC_COARSE: a few ns instead of ~20, at a resolution of a few ms (the precise clock
+// is now_ns in common/net.hpp).
 uint64_t coarse_ns();
 
 // Is the agent's heartbeat fresher than the core's timeout?

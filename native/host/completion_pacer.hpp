@@ -10,8 +10,9 @@
 
 namespace pd3 {
 
-// Learns the rate at which ring requests complete and turns it into a sleep. One writer (the
-// response ring's drainer, under poll_mu); any thread reads.
+// Learns the rate at which ring requests complete and turns it into a sleep. Written by the
+// response ring's drainer (under poll_mu) and by the publisher that ends an idle spell (under
+// id_mu); any thread reads.
 class CompletionPacer {
  public:
   static constexpr uint64_t kMinSleepNs = 50'000;    // the sleep of a wait with nothing learnt
@@ -19,16 +20,19 @@ class CompletionPacer {
   static constexpr uint32_t kBatchDivisor = 2;       // wake when ~half of the handle's requests are done
   static constexpr uint32_t kMaxBatch = 1024;
 
-  // After a drain at `now_ns` that completed `completed` ring requests, with `waiting` ring
-  // requests in flight before it.
-  void on_drain(uint64_t now_ns, uint32_t completed, uint32_t waiting) {
-    if (waiting == 0) {
-      since_ns_ = now_ns;  // idle time is not time spent waiting for answers
-      return;
-    }
-    if (completed == 0) return;
-    const uint64_t sample = (now_ns - since_ns_) / completed;
-    since_ns_ = now_ns;
+  // Ring requests were published at `now_ns` while none were in flight: the time since the last
+  // drain was idle, not spent waiting for answers.
+  void on_busy(uint64_t now_ns) {
+    since_ns_.store(now_ns, std::memory_order_relaxed);  // relaxed: see on_drain
+  }
+
+  // After a drain at `now_ns` that completed `completed` (> 0) ring requests.
+  void on_drain(uint64_t now_ns, uint32_t completed) {
+    // relaxed: the start of the interval is a hint like the rate itself. on_busy cannot race a
+    // drain that completes something (requests are in flight then, so no spell is ending).
+    const uint64_t since = since_ns_.load(std::memory_order_relaxed);
+    const uint64_t sample = (now_ns - since) / completed;
+    since_ns_.store(now_ns, std::memory_order_relaxed);
     // relaxed: a hint for waiters; a stale value only mis-sizes one sleep.
     const uint64_t old = ns_per_completion_.load(std::memory_order_relaxed);
     ns_per_completion_.store(old == 0 ? sample : (old * 7 + sample) / 8, std::memory_order_relaxed);
@@ -47,7 +51,7 @@ class CompletionPacer {
   uint64_t ns_per_completion() const { return ns_per_completion_.load(std::memory_order_relaxed); }
 
  private:
-  uint64_t since_ns_ = 0;  // drainer only
+  std::atomic<uint64_t> since_ns_{0};
   std::atomic<uint64_t> ns_per_completion_{0};
 };
 

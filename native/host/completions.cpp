@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/atomics.hpp"
+#include "common/net.hpp"
 #include "host/agent_route.hpp"
 #include "host/response_reader.hpp"
 
@@ -92,14 +93,7 @@ bool worth_draining(HostCore& core) {
 
 // Drains the response ring, if no other thread is draining it.
 void drain_ring(HostCore& core) {
-  if (!worth_draining(core)) {
-    // relaxed: a hint; idle time with nothing in flight is not time spent waiting for answers.
-    if (core.ring_inflight.load(std::memory_order_relaxed) == 0) {
-      std::unique_lock lock(core.poll_mu, std::try_to_lock);
-      if (lock.owns_lock()) core.pacer.on_drain(monotonic_ns(), 0, 0);
-    }
-    return;
-  }
+  if (!worth_draining(core)) return;
   std::unique_lock lock(core.poll_mu, std::try_to_lock);
   if (!lock.owns_lock()) return;
   // acquire: pairs with the agent's release in ack_fence; responses published before the ack are
@@ -109,11 +103,10 @@ void drain_ring(HostCore& core) {
   // replaced, is refused by the new agent: it never handed out that prefetch id).
   core.hints.retry(core.control());
   int rc;
-  uint32_t waiting = 0, completed = 0;
+  uint32_t completed = 0;
   {
     // One id_mu hold for the whole batch; issuers wait at most one drain (bounded by the ring).
     std::lock_guard ids(core.id_mu);
-    waiting = core.ring_inflight.load(std::memory_order_relaxed);  // relaxed: id_mu is held
     CompletionSink sink;
     rc = drain_responses(core.control(), PD3_MAX_INFLIGHT, [&](const pd3_response& r, const uint8_t* data, bool ok) {
       if (pd3_op_of(r.op_id) == PD3_OP_PREFETCH) {
@@ -124,7 +117,7 @@ void drain_ring(HostCore& core) {
       }
     });
   }
-  core.pacer.on_drain(monotonic_ns(), completed, waiting);
+  if (completed > 0) core.pacer.on_drain(now_ns(), completed);
   // relaxed: the flag guards nothing but further drains; a late observer drains once more.
   if (rc == PD3_E_CORRUPT) core.ring_broken.store(true, std::memory_order_relaxed);
   release_quarantine(core, ack);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/net.hpp"
 #include "common/tenant_credential.hpp"
 #include "host/agent_route.hpp"
 #include "host/completions.hpp"
@@ -245,7 +246,7 @@ extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
 extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
   if (h == nullptr) return PD3_E_INVAL;
   HostCore& core = *h->core;
-  const uint64_t deadline = pd3::monotonic_ns() + uint64_t(timeout_us) * 1000;
+  const uint64_t deadline = pd3::now_ns() + uint64_t(timeout_us) * 1000;
   for (;;) {
     (void)pd3::publish_staged(h);  // PD3_E_AGAIN: retried at the next look
     pd3::collect(core);
@@ -253,7 +254,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
       std::lock_guard qlock(h->queue_mu);
       if (!h->queue.empty()) return 1;
     }
-    const uint64_t now = pd3::monotonic_ns();
+    const uint64_t now = pd3::now_ns();
     if (now >= deadline) return 0;
     // Direct sockets wake the wait at once. The response ring has no doorbell: sleep until about a
     // batch of this handle's requests should have been answered (CompletionPacer), then look again.

@@ -3,6 +3,7 @@
 // a handle's issue_mu, then the core's route_mu, then id_mu; poll_mu, then id_mu.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>

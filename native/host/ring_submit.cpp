@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/doorbell.hpp"
+#include "common/net.hpp"
 #include "common/segment_rings.hpp"
 #include "host/agent_route.hpp"
 
@@ -55,6 +56,8 @@ void mark_range(pd3_host* h, uint32_t from, uint32_t to, bool on) {
     e.busy = on;
     e.via_ring = on;
   }
+  // relaxed: id_mu is held.
+  if (on && core.ring_inflight.load(std::memory_order_relaxed) == 0) core.pacer.on_busy(now_ns());
   add_under_lock(core.ring_inflight, on ? int64_t(to - from) : -int64_t(to - from));
 }
 

@@ -1,6 +1,7 @@
 // host_addon.cpp — pd3_host.node, the host library's addon: the constants, the Loading Zone key
 // hash and the host handle. It links the host library alone (no agent, memory server or parser).
 #include "shared/addon.hpp"
+#include "pd3/host.h"
 #include "pd3/wire.h"
 
 namespace {
@@ -15,6 +16,8 @@ Napi::Value lz_key_hash(const Napi::CallbackInfo& info) {
 
 void init_key_hash(Napi::Env env, Napi::Object exports) {
   exports.Set("lzKeyHash", Napi::Function::New(env, lz_key_hash, "lzKeyHash"));
+  // pd3/host.h's bound on pd3_host_config.publish_batch (TS publishBatch).
+  exports.Set("maxPublishBatch", Napi::Number::New(env, PD3_MAX_PUBLISH_BATCH));
 }
 
 Napi::Object init_module(Napi::Env env, Napi::Object exports) {
