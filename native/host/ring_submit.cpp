@@ -125,9 +125,9 @@ int stage_ring_request(pd3_host* h, const RingRequest& r) {
   const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, uint32_t(id)), r.region_field, r.offset, r.size);
   write_entry(core, uint16_t(id), h, r);
   h->staged.add(uint16_t(id), hdr, r.payload, r.payload_len);
-  // A request that fills the batch is taken only if the batch goes out (its first part at least):
-  // a handle never holds a full batch it could not publish, and with publish_batch 1 a request is
-  // published at once or refused, nothing staged.
+  // A request that fills the batch is taken only if the whole batch goes out (a part the ring had
+  // room for stays published): a handle never holds a full batch it could not publish, and with
+  // publish_batch 1 a request is published at once or refused, nothing staged.
   if (batch_full(h) && publish_locked(h) != PD3_OK) {
     h->staged.drop_back();
     h->ids.put_back(uint16_t(id));

@@ -26,7 +26,7 @@ struct RingRequest {
 
 // Stages `r` on `h`. Returns the request id, or PD3_E_AGENT_DOWN (the agent's heartbeat is stale:
 // nothing was staged; the caller falls back), PD3_E_INFLIGHT (no id left), PD3_E_AGAIN (the batch
-// this request fills could not be published: nothing was staged) or PD3_E_TOO_BIG (the request
+// this request fills could not all be published: this one was not staged) or PD3_E_TOO_BIG (the request
 // could never fit the ring).
 [[nodiscard]] int stage_ring_request(pd3_host* h, const RingRequest& r);
 

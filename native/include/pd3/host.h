@@ -96,8 +96,8 @@ PD3_API int pd3_host_attach(const char* name, pd3_host** out);
 PD3_API void pd3_host_close(pd3_host* host);
 
 /* Issue requests. Each returns the request id (0..16383) or PD3_E_INFLIGHT (16384 in flight),
- * PD3_E_AGAIN (the handle holds a full batch and the request ring has no room for it:
- * back-pressure, nothing was staged; poll, then retry), PD3_E_TOO_BIG (can never fit
+ * PD3_E_AGAIN (this request fills the handle's batch and the request ring has no room for all of
+ * it: back-pressure, this request was not staged; poll, then retry), PD3_E_TOO_BIG (can never fit
  * the request or response ring), PD3_E_INVAL, PD3_E_NOT_OWNER or PD3_E_CLOSED.
  * While the agent is down (heartbeat older than agent_timeout_ms, or never seen): PD3_E_AGENT_DOWN
  * with PD3_FALLBACK_FAIL; with PD3_FALLBACK_DIRECT (or PD3_HOST_DIRECT_ONLY) the request goes to
