@@ -102,6 +102,7 @@ export type ControlField =
   | 'seal_salt' | 'agent_heartbeat_ns' | 'agent_pid' | 'agent_attaches' | 'agent_fence_ack'
   | 'req_tail' | 'req_head'
   | 'resp_tail' | 'resp_head' | 'lz_tail_seq' | 'lz_head_seq' | 'lz_data_tail' | 'lz_data_head'
-  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
+  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'host_mr_hits' | 'host_mr_misses'
+  | 'host_mr_registrations' | 'host_mr_pinned_bytes' | 'host_mr_failures' | 'agent_batches' | 'agent_requests'
   | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
   | 'lz_invalidated' | 'req_fence' | 'agent_fenced';

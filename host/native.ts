@@ -22,6 +22,7 @@ export interface NativeCreateOptions {
   directPlacement?: PlacementPolicy;
   directRefractionMs?: number;
   publishBatch?: number;
+  directMrCacheBytes?: number;
 }
 
 /** Where a new region goes: pd3/host.h PD3_PLACEMENT_* by name. */

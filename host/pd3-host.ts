@@ -49,6 +49,10 @@ export interface Pd3HostOptions {
    *  reservation and one doorbell check, which cuts the host's CPU per request
    *  (docs/host-library.md "Staging"). */
   publishBatch?: number;
+  /** Direct mode: bytes each handle's registration cache (MRRC, docs/mrrc.md) may keep pinned for
+   *  read destinations and write sources (default 4 MiB, capped to RLIMIT_MEMLOCK). Counters:
+   *  stats().host_mr_*. */
+  directMrCacheBytes?: number;
 }
 
 /** 'ts': pure TS over the mapped segment (default, faster); 'native': through N-API. */
@@ -62,7 +66,8 @@ export interface AllocatedRegion {
 
 /** Counters from the segment's control block. */
 export type Pd3HostStats = Record<
-  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'agent_batches' | 'agent_requests'
+  | 'host_requests' | 'host_ring_full' | 'host_responses' | 'host_mr_hits' | 'host_mr_misses'
+  | 'host_mr_registrations' | 'host_mr_pinned_bytes' | 'host_mr_failures' | 'agent_batches' | 'agent_requests'
   | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
   | 'lz_invalidated' | 'lz_pending' | 'agent_attaches' | 'agent_fenced' | 'req_fence',
   number
@@ -133,6 +138,7 @@ export class Pd3Host {
       directPlacement: options.directPlacement,
       directRefractionMs: options.directRefractionMs,
       publishBatch: options.publishBatch,
+      directMrCacheBytes: options.directMrCacheBytes,
     }));
     return new Pd3Host(options.name, native, options.checkAndReturn ?? 'ts');
   }
@@ -202,6 +208,11 @@ export class Pd3Host {
       host_requests: get('host_requests'),
       host_ring_full: get('host_ring_full'),
       host_responses: get('host_responses'),
+      host_mr_hits: get('host_mr_hits'),
+      host_mr_misses: get('host_mr_misses'),
+      host_mr_registrations: get('host_mr_registrations'),
+      host_mr_pinned_bytes: get('host_mr_pinned_bytes'),
+      host_mr_failures: get('host_mr_failures'),
       agent_batches: get('agent_batches'),
       agent_requests: get('agent_requests'),
       agent_corrupt: get('agent_corrupt'),

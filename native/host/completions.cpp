@@ -41,6 +41,10 @@ void CompletionSink::flush() {
 
 void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine, CompletionSink& sink) {
   Inflight& e = core.table[id];
+  // The destination is written (complete() copied it): its registration ends here. (A closed
+  // handle's entries have none: its cache went with it.)
+  if (e.registration != 0 && e.handle != nullptr) e.handle->registrations->release(e.registration);
+  e.registration = 0;
   if (e.handle != nullptr) sink.push(e.handle, c);
   if (e.via_ring) add_under_lock(core.ring_inflight, -1);
   if (quarantine) {

@@ -56,24 +56,50 @@ int check_issuer(const pd3_host* h) {
 
 // Sends one request to a memory server directly (agent down with PD3_FALLBACK_DIRECT, or
 // PD3_HOST_DIRECT_ONLY): an id and a table entry under id_mu, then the direct path's queue.
+// Registers the caller's buffer of a direct READ (its destination) or WRITE (its source) in the
+// handle's MRRC, as an RDMA NIC would need it. Returns the registration handle, or 0 (none needed,
+// or refused: counted, and the request goes on over TCP, which needs none).
+uint64_t register_buffer(pd3_host* h, const pd3::RingRequest& r) {
+  const void* buffer = r.op == PD3_OP_READ ? r.dest : r.op == PD3_OP_WRITE ? r.payload : nullptr;
+  const size_t len = r.op == PD3_OP_READ ? r.size : r.payload_len;
+  if (buffer == nullptr || len == 0) return 0;
+  if (h->registrations == nullptr) {
+    pd3::count_unregistered(h->core->control());
+    return 0;
+  }
+  return h->registrations->acquire(buffer, len);
+}
+
 int issue_direct(pd3_host* h, const pd3::RingRequest& r) {
   HostCore& core = *h->core;
+  // A WRITE's source is copied into the request at submit: registered only around it. A READ's
+  // destination stays registered until its completion (finish() in completions.cpp).
+  const uint64_t registration = register_buffer(h, r);
+  const bool held_to_completion = r.op == PD3_OP_READ;
   int id;
   {
     std::lock_guard lock(core.id_mu);
-    if (core.free_ids.empty()) return PD3_E_INFLIGHT;
+    if (core.free_ids.empty()) {
+      if (registration != 0) h->registrations->release(registration);
+      return PD3_E_INFLIGHT;
+    }
     id = core.free_ids.back();
     core.free_ids.pop_back();
-    core.table[id] = Inflight{h, r.dest, r.size, r.user_data, r.op, r.ctl, r.names, true, false, false};
+    core.table[id] = Inflight{h, r.dest, r.size, r.user_data, r.op, r.ctl, r.names, true, false, false,
+                              held_to_completion ? registration : 0};
   }
   {
     std::lock_guard issuing(h->issue_mu);
     h->inflight.issued();
   }
   const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, 0), r.region_field, r.offset, r.size);
-  if (const int rc = core.direct->submit(uint16_t(id), hdr, r.payload, r.payload_len); rc != PD3_OK) {
+  const int rc = core.direct->submit(uint16_t(id), hdr, r.payload, r.payload_len);
+  if (registration != 0 && !held_to_completion) h->registrations->release(registration);
+  if (rc != PD3_OK) {
     {
       std::lock_guard lock(core.id_mu);
+      // The id was never sent, so no completion can have released the registration.
+      if (core.table[id].registration != 0) h->registrations->release(core.table[id].registration);
       core.table[id] = Inflight{};
       core.free_ids.push_back(uint16_t(id));
     }
@@ -128,6 +154,7 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   o.placement = pd3::PlacementPolicy(cfg.direct_placement);
   if (cfg.direct_refraction_ms) o.refraction_ms = cfg.direct_refraction_ms;
   core.direct = std::make_unique<pd3::DirectPath>(std::move(o));
+  core.mr_cache_bytes = cfg.direct_mr_cache_bytes;
   return PD3_OK;
 }
 
@@ -151,6 +178,7 @@ extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
     return rc;
   }
   h->creator = true;
+  if (h->core->direct) h->registrations = pd3::DirectRegistrations::make(h->core->mr_cache_bytes, h->core->control());
   register_core(h->core);
   *out = h;
   return PD3_OK;
@@ -176,6 +204,8 @@ extern "C" int pd3_host_attach(const char* name, pd3_host** out) {
   auto* h = new (std::nothrow) pd3_host;
   if (h == nullptr) return pd3::fail(PD3_E_NOMEM, "handle");
   h->core = std::move(core);
+  if (h->core->owner && h->core->direct)
+    h->registrations = pd3::DirectRegistrations::make(h->core->mr_cache_bytes, h->core->control());
   *out = h;
   return PD3_OK;
 }
@@ -190,7 +220,7 @@ extern "C" void pd3_host_close(pd3_host* h) {
     // another handle may be writing the other fields of an entry it is staging (ring_submit.cpp).
     std::lock_guard lock(h->core->id_mu);
     for (Inflight& e : h->core->table)
-      if (e.busy && e.handle == h) e.handle = nullptr, e.dest = nullptr;
+      if (e.busy && e.handle == h) e.handle = nullptr, e.dest = nullptr, e.registration = 0;  // the cache goes with h
   }
   if (h->creator) h->core->segment->unlink_name();
   {

@@ -18,6 +18,7 @@
 #include "host/completion_pacer.hpp"
 #include "host/completion_queue.hpp"
 #include "host/direct_path.hpp"
+#include "host/direct_registration.hpp"
 #include "host/hint_forwarder.hpp"
 #include "host/request_batch.hpp"
 #include "pd3/host.h"
@@ -36,6 +37,7 @@ struct Inflight {
   bool busy = false;
   bool via_ring = false;     // went through the agent (else direct to a memory server)
   bool quarantined = false;  // failed when the agent was declared down; id held until the fence ack
+  uint64_t registration = 0; // direct READ: the destination's MRRC handle in handle->registrations, 0 = none
 };
 
 // Per-process state of one segment, shared by all its handles.
@@ -64,6 +66,7 @@ struct HostCore {
   uint32_t fallback = PD3_FALLBACK_FAIL;
   bool direct_only = false;
   std::unique_ptr<DirectPath> direct;  // null when no direct servers are configured
+  uint32_t mr_cache_bytes = 0;         // each handle's registration cache (pd3_host_config.direct_mr_cache_bytes)
   // Written under id_mu (add_under_lock); read without it only as hints, re-checked under id_mu.
   std::atomic<uint32_t> ring_inflight{0};   // requests in the ring, not yet answered or failed
   std::atomic<uint64_t> quarantine_fence{0};  // 0 = nothing quarantined
@@ -151,4 +154,7 @@ struct pd3_host {
   std::mutex queue_mu;
   pd3::CompletionQueue queue;
   pd3::InflightCount inflight;
+  // Direct mode: the caller's buffers registered through this handle's MRRC (null without direct
+  // servers, or when RLIMIT_MEMLOCK allows no cache at all).
+  std::unique_ptr<pd3::DirectRegistrations> registrations;
 };

@@ -91,6 +91,9 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     if (batch > PD3_MAX_PUBLISH_BATCH)
       throw Napi::RangeError::New(env, "publishBatch must be at most " + std::to_string(PD3_MAX_PUBLISH_BATCH));
     cfg.publish_batch = uint32_t(batch);
+    const double mr_cache = opt("directMrCacheBytes");
+    if (mr_cache > double(UINT32_MAX)) throw Napi::RangeError::New(env, "directMrCacheBytes must be below 4 GiB");
+    cfg.direct_mr_cache_bytes = uint32_t(mr_cache);
     if (const int rc = pd3_host_create(&cfg, &h_)) throw_status(env, rc, "create");
   }
 

@@ -65,6 +65,9 @@ typedef struct pd3_host_config {
                                  them without waiting for its next poll, wait or flush; 0 or 1 =
                                  publish each at once; at most PD3_MAX_PUBLISH_BATCH. Staging
                                  cuts the host's CPU per request (docs/host-library.md) */
+  uint32_t direct_mr_cache_bytes; /* direct mode: bytes each handle's registration cache (MRRC,
+                                     docs/mrrc.md) may keep pinned for read destinations and write
+                                     sources; 0 = 4 MiB; capped to RLIMIT_MEMLOCK */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */

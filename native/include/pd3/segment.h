@@ -94,7 +94,12 @@ typedef struct pd3_control {
   uint64_t host_requests;    /* records published to the request ring */
   uint64_t host_ring_full;   /* publishes refused with PD3_E_AGAIN */
   uint64_t host_responses;   /* responses consumed by poll */
-  uint8_t pad_host_counters[PD3_CACHE_LINE - 24];
+  /* Direct mode's registration of the caller's buffers (MRRC, docs/mrrc.md), summed over handles. */
+  uint64_t host_mr_hits;          /* buffers a cached registration covered */
+  uint64_t host_mr_misses;        /* buffers that needed a registration (whole or in part) */
+  uint64_t host_mr_registrations; /* registrations issued (a split buffer may need several) */
+  uint64_t host_mr_pinned_bytes;  /* bytes registered now (a gauge) */
+  uint64_t host_mr_failures;      /* buffers the cache refused (too large, pin limit): sent unregistered */
 
   /* Line 9: agent-side counters (relaxed; statistics only). */
   uint64_t agent_batches;         /* passes that took at least one request */
@@ -136,7 +141,8 @@ typedef struct pd3_control {
   X(lz_data_size) X(lz_desc_count) X(lz_bucket_count) X(creator_pid) X(created_unix_ns) X(seal_salt)            \
   X(agent_heartbeat_ns) X(agent_pid) X(agent_attaches) X(agent_fence_ack) X(req_tail) X(req_head) X(resp_tail)         \
   X(resp_head) X(lz_tail_seq) X(lz_head_seq) X(lz_data_tail) X(lz_data_head) X(host_requests)       \
-  X(host_ring_full) X(host_responses) X(agent_batches) X(agent_requests) X(agent_corrupt)           \
+  X(host_ring_full) X(host_responses) X(host_mr_hits) X(host_mr_misses) X(host_mr_registrations)          \
+  X(host_mr_pinned_bytes) X(host_mr_failures) X(agent_batches) X(agent_requests) X(agent_corrupt)           \
   X(agent_responses) X(lz_produced) X(lz_consumed) X(lz_reclaimed_unconsumed) X(lz_invalidated)     \
   X(req_fence) X(agent_fenced) X(agent_sleeping) X(agent_doorbell)
 

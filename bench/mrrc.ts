@@ -1,0 +1,80 @@
+// mrrc.ts — `npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]`:
+// the memory registration region cache (native/mrrc, docs/mrrc.md). Runs bench/native/mrrc.cpp: the
+// cost model T = a·p + b fitted for mlock/munlock on this machine, then the Cello92-like and
+// HTTPD-like traces (and a recorded one with --trace, format in docs/mrrc.md) replayed against no
+// cache, the pin-down LRU cache and MRRC: hit ratios and cost at several cache sizes, and a real
+// mlock replay at one size. Checks the issue's targets and prints one JSON object last.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const usage = 'usage: npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]';
+
+let values;
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      quick: { type: 'boolean', default: false },
+      trace: { type: 'string' },
+      requests: { type: 'string' },
+      seed: { type: 'string' },
+      'cache-pages': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  console.error(`bench mrrc: ${(e as Error).message}\n${usage}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const args: string[] = [];
+if (values.quick) args.push('--quick');
+for (const flag of ['requests', 'seed', 'cache-pages'] as const) {
+  const v = values[flag];
+  if (v === undefined) continue;
+  if (!/^[1-9][0-9]*$/.test(v)) {
+    console.error(`bench mrrc: --${flag} needs a positive integer, got '${v}'`);
+    process.exit(2);
+  }
+  args.push(`--${flag}`, v);
+}
+if (values.trace !== undefined) {
+  if (!existsSync(values.trace)) {
+    console.error(`bench mrrc: --trace '${values.trace}' does not exist`);
+    process.exit(2);
+  }
+  args.push('--trace', values.trace);
+}
+
+const bin = join(root, 'build', 'pd3_bench_mrrc');
+const r = spawnSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+if (r.status !== 0) {
+  process.stdout.write(r.stdout ?? '');
+  console.error(`bench mrrc: ${bin} failed (exit ${r.status ?? r.signal})`);
+  process.exit(r.status === 2 ? 2 : 1);
+}
+const lines = r.stdout.trimEnd().split('\n');
+for (const line of lines.slice(0, -1)) console.log(line);
+const result = JSON.parse(lines.at(-1)!) as Record<string, number>;
+
+const get = (k: string): number => {
+  const v = result[k];
+  if (v === undefined) throw new Error(`bench mrrc: the native result has no ${k}`);
+  return v;
+};
+const pages = get('cache_pages');
+const hitGain = get('mrrc_hit_httpd_like') - get('pindown_hit_httpd_like');
+const costRatio = get('mrrc_cost_httpd_like') / get('nocache_cost_httpd_like');
+console.log('');
+console.log(`targets at ${pages} pages (${(pages * 4) / 1024} MiB), HTTPD-like, cost by the model fitted here:`);
+console.log(`  mrrc hit - pindown hit >= 0.05 : ${hitGain >= 0.05 ? 'met' : 'MISSED'} (${hitGain.toFixed(4)})`);
+console.log(`  mrrc cost / no-cache cost <= 0.5: ${costRatio <= 0.5 ? 'met' : 'MISSED'} (${costRatio.toFixed(3)})`);
+console.log(JSON.stringify({ ...result, mrrc_hit_gain_httpd_like: hitGain, mrrc_cost_ratio_httpd_like: costRatio }));

@@ -1,0 +1,352 @@
+// mrrc.cpp — the native side of `npm run bench -- mrrc` (bench/mrrc.ts): the registration cost model
+// T = a·p + b fitted for mlock and munlock on this machine, then the Cello92-like and HTTPD-like
+// traces (and a recorded one with --trace FILE) replayed against no cache, the pin-down LRU cache and
+// MRRC at several cache sizes: hit ratios and total registration cost by the model for every size,
+// and real mlock/munlock time through the mlock backend for one size. Last line: one JSON object.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mrrc/cost_model.hpp"
+#include "mrrc/counting_pinner.hpp"
+#include "mrrc/mlock_pinner.hpp"
+#include "mrrc/region_cache.hpp"
+#include "mrrc/trace_file.hpp"
+#include "mrrc_traces.hpp"
+
+namespace {
+
+using namespace pd3::mrrc;
+using pd3::bench::kTracePage;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void usage_error(const char* fmt, const char* arg) {
+  std::fprintf(stderr, "pd3_bench_mrrc: ");
+  std::fprintf(stderr, fmt, arg);
+  std::fprintf(stderr, "\n");
+  std::exit(2);
+}
+
+struct Options {
+  bool quick = false;
+  uint64_t requests = 0;  // 0 = by mode
+  uint64_t seed = 42;
+  uint64_t mlock_pages = 1024;  // cache size of the real mlock replay and of the headline figures
+  std::string trace_file;
+};
+
+uint64_t parse_count(const char* flag, const char* v) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || n == 0 || v[0] == '-') usage_error("%s needs a positive integer", flag);
+  return n;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage_error("%s needs a value", argv[i]);
+      return argv[++i];
+    };
+    if (a == "--quick") o.quick = true;
+    else if (a == "--requests") o.requests = parse_count("--requests", value());
+    else if (a == "--seed") o.seed = parse_count("--seed", value());
+    else if (a == "--cache-pages") o.mlock_pages = parse_count("--cache-pages", value());
+    else if (a == "--trace") o.trace_file = value();
+    else usage_error("unknown option '%s' (try --help)", argv[i]);
+  }
+  if (o.requests == 0) o.requests = o.quick ? 40'000 : 400'000;
+  return o;
+}
+
+// ---- the cost model: least squares over page counts --------------------------------------------
+
+struct Fit {
+  double a = 0, b = 0;
+};
+
+Fit least_squares(const std::vector<double>& p, const std::vector<double>& t) {
+  double mp = 0, mt = 0;
+  for (size_t i = 0; i < p.size(); ++i) mp += p[i], mt += t[i];
+  mp /= double(p.size());
+  mt /= double(t.size());
+  double cov = 0, var = 0;
+  for (size_t i = 0; i < p.size(); ++i) cov += (p[i] - mp) * (t[i] - mt), var += (p[i] - mp) * (p[i] - mp);
+  Fit f;
+  f.a = cov / var;
+  f.b = mt - f.a * mp;
+  return f;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+struct Fits {
+  Fit reg, dereg, reg_warm;
+};
+
+// For each page count, `reps` ranges of fresh (never touched) pages are mlocked one by one, then
+// munlocked; the median per page count goes into the fit. "Warm" repeats it on pages written first
+// (an application buffer that is already in memory).
+Fits fit_mlock(int reps) {
+  const std::vector<size_t> counts = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  std::vector<double> ps, reg, dereg, warm;
+  for (size_t pages : counts) {
+    const size_t bytes = pages * page * size_t(reps);
+    for (int pass = 0; pass < 2; ++pass) {
+      auto* mem = static_cast<uint8_t*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      if (mem == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+      }
+      if (pass == 1) std::memset(mem, 1, bytes);
+      std::vector<double> lock_us, unlock_us;
+      for (int r = 0; r < reps; ++r) {
+        uint8_t* at = mem + size_t(r) * pages * page;
+        auto t0 = Clock::now();
+        if (mlock(at, pages * page) != 0) {
+          std::fprintf(stderr, "pd3_bench_mrrc: mlock of %zu pages failed: %s (RLIMIT_MEMLOCK?)\n", pages, std::strerror(errno));
+          std::exit(1);
+        }
+        lock_us.push_back(us_since(t0));
+        t0 = Clock::now();
+        (void)munlock(at, pages * page);
+        unlock_us.push_back(us_since(t0));
+      }
+      munmap(mem, bytes);
+      if (pass == 0) {
+        ps.push_back(double(pages));
+        reg.push_back(median(lock_us));
+        dereg.push_back(median(unlock_us));
+      } else {
+        warm.push_back(median(lock_us));
+      }
+    }
+  }
+  return {least_squares(ps, reg), least_squares(ps, dereg), least_squares(ps, warm)};
+}
+
+// ---- trace replays ---------------------------------------------------------------------------------
+
+// Times the backend's calls: the real cost of registration on this machine.
+class TimedPinner final : public Pinner {
+ public:
+  explicit TimedPinner(Pinner& inner) : inner_(inner) {}
+  Result pin(PageRange range) override {
+    const auto t0 = Clock::now();
+    Result r = inner_.pin(range);
+    pin_us += us_since(t0);
+    return r;
+  }
+  Result unpin(std::span<const PageRange> batch) override {
+    const auto t0 = Clock::now();
+    Result r = inner_.unpin(batch);
+    unpin_us += us_since(t0);
+    return r;
+  }
+  size_t page_size() const override { return inner_.page_size(); }
+  size_t pin_limit() const override { return inner_.pin_limit(); }
+  double pin_us = 0, unpin_us = 0;
+
+ private:
+  Pinner& inner_;
+};
+
+struct Outcome {
+  double hit = 0, partial = 0;
+  Stats stats;
+  double cost_us = 0;        // by the model fitted here
+  double cost_paper_us = 0;  // by the paper's constants
+  double real_us = 0;        // time in mlock/munlock (real replay only)
+  double pin_us = 0, unpin_us = 0;
+};
+
+constexpr Replacement kPolicies[] = {Replacement::kNoCache, Replacement::kLru, Replacement::kMre};
+
+// Each request is acquired and released at once (one RDMA operation at a time, as in the paper's
+// simulator). `base` is added to every address (the arena of a real replay). A trailing flush is not
+// charged: regions still cached at the end were not deregistered during the trace.
+Outcome replay(const std::vector<TraceRequest>& trace, Replacement rep, size_t cache_pages, Pinner& pinner,
+               uintptr_t base, const CostModel& model) {
+  Config c;
+  c.capacity_bytes = cache_pages * kTracePage;
+  c.replacement = rep;
+  std::unique_ptr<RegionCache> cache;
+  if (!RegionCache::create(c, pinner, &cache).ok()) {
+    std::fprintf(stderr, "pd3_bench_mrrc: cannot make a cache of %zu pages\n", cache_pages);
+    std::exit(1);
+  }
+  for (const TraceRequest& r : trace) {
+    if (r.len > cache->capacity()) continue;  // larger than the whole cache: never registrable
+    Handle h = 0;
+    const Result res = cache->acquire(base + r.addr, r.len, &h);
+    if (!res.ok()) {
+      std::fprintf(stderr, "pd3_bench_mrrc: acquire failed: %s (errno %d)\n", status_name(res.status), res.sys_errno);
+      std::exit(1);
+    }
+    (void)cache->release(h);
+  }
+  Outcome o;
+  o.stats = cache->stats();
+  const double n = double(trace.size());
+  o.hit = double(o.stats.hits) / n;
+  o.partial = double(o.stats.partial_hits) / n;
+  const uint64_t reg_pages = o.stats.registered_bytes / kTracePage;
+  const uint64_t dereg_pages = o.stats.deregistered_bytes / kTracePage;
+  o.cost_us = model.total_us(o.stats.registrations, reg_pages, o.stats.dereg_batches, dereg_pages);
+  o.cost_paper_us = kPaperCostModel.total_us(o.stats.registrations, reg_pages, o.stats.dereg_batches, dereg_pages);
+  return o;
+}
+
+Outcome simulate(const std::vector<TraceRequest>& trace, Replacement rep, size_t cache_pages, const CostModel& model) {
+  CountingPinner pinner(kTracePage, false);
+  return replay(trace, rep, cache_pages, pinner, 0, model);
+}
+
+// The same replay through the mlock backend, on an arena that spans the trace.
+Outcome replay_mlock(const std::vector<TraceRequest>& trace, Replacement rep, size_t cache_pages, const CostModel& model) {
+  uint64_t span = 0;
+  for (const auto& r : trace) span = std::max(span, r.addr + r.len);
+  void* arena = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (arena == MAP_FAILED) {
+    std::perror("mmap arena");
+    std::exit(1);
+  }
+  MlockPinner mlock_pinner;
+  TimedPinner timed(mlock_pinner);
+  Outcome o = replay(trace, rep, cache_pages, timed, reinterpret_cast<uintptr_t>(arena), model);
+  o.pin_us = timed.pin_us;
+  o.unpin_us = timed.unpin_us;
+  o.real_us = timed.pin_us + timed.unpin_us;
+  munmap(arena, span);  // the cache is gone: everything it pinned was unpinned
+  return o;
+}
+
+std::string key(const char* what, Replacement rep, const std::string& trace) {
+  const char* name = rep == Replacement::kMre ? "mrrc" : rep == Replacement::kLru ? "pindown" : "nocache";
+  return std::string(name) + "_" + what + "_" + trace;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0) {
+      std::printf("usage: pd3_bench_mrrc [--quick] [--requests N] [--seed N] [--cache-pages N] [--trace FILE]\n");
+      return 0;
+    }
+  const Options o = parse(argc, argv);
+  std::map<std::string, double> json;
+
+  // 1. The cost model on this machine.
+  const Fits fits = fit_mlock(o.quick ? 15 : 60);
+  const CostModel model{fits.reg.a, fits.reg.b, fits.dereg.a, fits.dereg.b};
+  std::printf("cost model on this machine (median per page count, least squares over 1..256 pages):\n");
+  std::printf("  mlock, fresh pages : T = %.3f us/page * p + %.3f us\n", fits.reg.a, fits.reg.b);
+  std::printf("  mlock, warm pages  : T = %.3f us/page * p + %.3f us\n", fits.reg_warm.a, fits.reg_warm.b);
+  std::printf("  munlock            : T = %.3f us/page * p + %.3f us\n", fits.dereg.a, fits.dereg.b);
+  std::printf("  paper (InfiniBand) : reg %.2f p + %.2f us, dereg %.2f p + %.2f us\n", kPaperCostModel.reg_a_us,
+              kPaperCostModel.reg_b_us, kPaperCostModel.dereg_a_us, kPaperCostModel.dereg_b_us);
+  json["reg_a_us"] = fits.reg.a;
+  json["reg_b_us"] = fits.reg.b;
+  json["reg_warm_a_us"] = fits.reg_warm.a;
+  json["reg_warm_b_us"] = fits.reg_warm.b;
+  json["dereg_a_us"] = fits.dereg.a;
+  json["dereg_b_us"] = fits.dereg.b;
+
+  // 2. The traces.
+  struct Named {
+    std::string name;
+    std::vector<TraceRequest> trace;
+    bool real;  // also replayed through mlock
+  };
+  std::vector<Named> traces = {{"httpd_like", pd3::bench::httpd_like_trace(o.requests, o.seed), true},
+                               {"cello_like", pd3::bench::cello_like_trace(o.requests, o.seed + 1), true}};
+  if (!o.trace_file.empty()) {
+    std::ifstream in(o.trace_file, std::ios::binary);
+    if (!in) usage_error("cannot read --trace '%s'", o.trace_file.c_str());
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<TraceRequest> t;
+    std::string error;
+    if (!pd3::mrrc::parse_trace(text.str(), &t, &error)) {
+      std::fprintf(stderr, "pd3_bench_mrrc: %s: %s\n", o.trace_file.c_str(), error.c_str());
+      return 2;
+    }
+    if (t.empty()) usage_error("--trace '%s' holds no registrations", o.trace_file.c_str());
+    traces.push_back({"file", std::move(t), false});
+  }
+
+  // 3. Replays.
+  const MlockPinner probe;
+  size_t real_pages = std::min<size_t>(o.mlock_pages, probe.pin_limit() / kTracePage);
+  const std::vector<size_t> sizes = {256, 512, 1024, 2048, 4096};
+  for (const Named& t : traces) {
+    const uint64_t footprint = pd3::bench::footprint_pages(t.trace);
+    std::printf("\n%s: %zu requests, footprint %" PRIu64 " pages (%.0f MiB)\n", t.name.c_str(), t.trace.size(), footprint,
+                double(footprint) * kTracePage / 1048576.0);
+    std::printf("  %6s  %-8s %7s %8s %9s %9s %13s %13s\n", "pages", "policy", "hit", "partial", "regs", "dereg ops",
+                "cost us", "paper-cost us");
+    for (size_t pages : sizes) {
+      for (Replacement rep : kPolicies) {
+        const Outcome out = simulate(t.trace, rep, pages, model);
+        std::printf("  %6zu  %-8s %7.4f %8.4f %9" PRIu64 " %9" PRIu64 " %13.0f %13.0f\n", pages, replacement_name(rep), out.hit,
+                    out.partial, out.stats.registrations, out.stats.dereg_batches, out.cost_us, out.cost_paper_us);
+        if (pages == o.mlock_pages) {
+          json[key("hit", rep, t.name)] = out.hit;
+          json[key("cost", rep, t.name)] = out.cost_us;
+          json[key("paper_cost", rep, t.name)] = out.cost_paper_us;
+        }
+      }
+    }
+    if (std::find(sizes.begin(), sizes.end(), o.mlock_pages) == sizes.end()) {
+      for (Replacement rep : kPolicies) {
+        const Outcome out = simulate(t.trace, rep, o.mlock_pages, model);
+        json[key("hit", rep, t.name)] = out.hit;
+        json[key("cost", rep, t.name)] = out.cost_us;
+        json[key("paper_cost", rep, t.name)] = out.cost_paper_us;
+      }
+    }
+    if (!t.real || real_pages == 0) continue;
+    std::printf("  real mlock/munlock replay at %zu pages (%.1f MiB):\n", real_pages, double(real_pages) * kTracePage / 1048576.0);
+    for (Replacement rep : kPolicies) {
+      const Outcome out = replay_mlock(t.trace, rep, real_pages, model);
+      std::printf("    %-8s hit %.4f, %" PRIu64 " registrations: %.0f us in mlock + %.0f us in munlock (model: %.0f us)\n",
+                  replacement_name(rep), out.hit, out.stats.registrations, out.pin_us, out.unpin_us, out.cost_us);
+      json[key("mlock_us", rep, t.name)] = out.real_us;
+    }
+  }
+  json["cache_pages"] = double(o.mlock_pages);
+  json["mlock_replay_pages"] = double(real_pages);
+  json["requests"] = double(o.requests);
+
+  std::string line = "{";
+  for (const auto& [k, v] : json) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    if (line.size() > 1) line += ",";
+    line += "\"" + k + "\":" + buf;
+  }
+  std::printf("%s}\n", line.c_str());
+  return 0;
+}
