@@ -87,6 +87,7 @@ describe('the native addons', () => {
   it('pd3_host.node defines no agent, memory-server or parser code', () => {
     const names = definedNames('pd3_host.node');
     expect(names).toContain('pd3::Segment::'); // the host's own code is there
+    expect(names).toContain('pd3::mrrc::RegionCache::'); // and the registration cache of direct mode
     for (const n of [...AGENT, ...MEMSERVER, ...PARSERS]) expect(names, n).not.toContain(n);
   });
 

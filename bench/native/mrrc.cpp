@@ -258,6 +258,23 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   std::map<std::string, double> json;
 
+  // A recorded trace is read first: a bad file is refused before anything is measured.
+  std::vector<TraceRequest> recorded;
+  if (!o.trace_file.empty()) {
+    std::ifstream in(o.trace_file, std::ios::binary);
+    if (!in) usage_error("cannot read --trace '%s'", o.trace_file.c_str());
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<TraceRequest> t;
+    std::string error;
+    if (!pd3::mrrc::parse_trace(text.str(), &t, &error)) {
+      std::fprintf(stderr, "pd3_bench_mrrc: %s: %s\n", o.trace_file.c_str(), error.c_str());
+      return 2;
+    }
+    if (t.empty()) usage_error("--trace '%s' holds no registrations", o.trace_file.c_str());
+    recorded = std::move(t);
+  }
+
   // 1. The cost model on this machine.
   const Fits fits = fit_mlock(o.quick ? 15 : 60);
   const CostModel model{fits.reg.a, fits.reg.b, fits.dereg.a, fits.dereg.b};
@@ -282,20 +299,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Named> traces = {{"httpd_like", pd3::bench::httpd_like_trace(o.requests, o.seed), true},
                                {"cello_like", pd3::bench::cello_like_trace(o.requests, o.seed + 1), true}};
-  if (!o.trace_file.empty()) {
-    std::ifstream in(o.trace_file, std::ios::binary);
-    if (!in) usage_error("cannot read --trace '%s'", o.trace_file.c_str());
-    std::stringstream text;
-    text << in.rdbuf();
-    std::vector<TraceRequest> t;
-    std::string error;
-    if (!pd3::mrrc::parse_trace(text.str(), &t, &error)) {
-      std::fprintf(stderr, "pd3_bench_mrrc: %s: %s\n", o.trace_file.c_str(), error.c_str());
-      return 2;
-    }
-    if (t.empty()) usage_error("--trace '%s' holds no registrations", o.trace_file.c_str());
-    traces.push_back({"file", std::move(t), false});
-  }
+  if (!recorded.empty()) traces.push_back({"file", std::move(recorded), false});
 
   // 3. Replays.
   const MlockPinner probe;

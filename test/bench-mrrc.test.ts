@@ -1,0 +1,68 @@
+// `npm run bench -- mrrc` (bench/mrrc.ts over build/pd3_bench_mrrc): its command line refuses bad
+// flags and bad trace files with exit 2 naming the problem, and a short run replays a recorded
+// trace (docs/mrrc.md's format) with the hit ratio that trace must give.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = (args: string[]): { status: number | null; stdout: string; stderr: string } => {
+  const r = spawnSync(process.execPath, [new URL('../dist/bench/mrrc.js', import.meta.url).pathname, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+describe('bench mrrc', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pd3-bench-mrrc-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const header = '# pd3 registration trace v1\n';
+
+  it('--help exits 0; bad flags and values exit 2 naming them', () => {
+    const help = run(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run bench -- mrrc /);
+    const bogus = run(['--bogus']);
+    expect(bogus.status).toBe(2);
+    expect(bogus.stderr).toMatch(/Unknown option '--bogus'/);
+    const zero = run(['--requests', '0']);
+    expect(zero.status).toBe(2);
+    expect(zero.stderr).toMatch(/--requests needs a positive integer, got '0'/);
+    const missing = run(['--trace', join(dir, 'nope.txt')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/does not exist/);
+  });
+
+  it('a malformed trace exits 2 with the line that is wrong', () => {
+    const noHeader = join(dir, 'no-header.txt');
+    writeFileSync(noHeader, '0 4096\n');
+    const a = run(['--quick', '--requests', '500', '--trace', noHeader]);
+    expect(a.status).toBe(2);
+    expect(a.stderr).toMatch(/line 1: expected the header/);
+    const zeroLength = join(dir, 'zero.txt');
+    writeFileSync(zeroLength, `${header}0 4096\n4096 0\n`);
+    const b = run(['--quick', '--requests', '500', '--trace', zeroLength]);
+    expect(b.status).toBe(2);
+    expect(b.stderr).toMatch(/line 3: zero length/);
+  });
+
+  it('replays a recorded trace: one frame registered 200 times is 199 hits under every cache', () => {
+    const trace = join(dir, 'one-frame.txt');
+    writeFileSync(trace, header + '65536 65536\n'.repeat(200));
+    const r = run(['--quick', '--requests', '2000', '--trace', trace]);
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!) as Record<string, number>;
+    expect(result.mrrc_hit_file).toBeCloseTo(199 / 200, 6);
+    expect(result.pindown_hit_file).toBeCloseTo(199 / 200, 6);
+    expect(result.nocache_hit_file).toBe(0);
+    // The model's fit is positive per page for mlock, and both headline traces were replayed.
+    expect(result.reg_a_us).toBeGreaterThan(0);
+    for (const k of ['mrrc_hit_httpd_like', 'pindown_hit_httpd_like', 'mrrc_cost_httpd_like', 'nocache_cost_httpd_like',
+      'mrrc_hit_cello_like', 'pindown_hit_cello_like', 'mrrc_cost_cello_like', 'nocache_cost_cello_like']) {
+      expect(result[k], k).toBeTypeOf('number');
+    }
+    expect(result.mrrc_cost_httpd_like).toBeLessThan(result.nocache_cost_httpd_like!);
+  });
+});
