@@ -114,6 +114,12 @@ describe('wrong auth token', () => {
     const { region } = await within(right.allocate(4096), 3000, 'direct allocate');
     await right.write(region, 100, Buffer.from('direct'));
     expect((await right.read(region, 100, 6)).toString()).toBe('direct');
+    // Both buffers went through the handle's registration cache (docs/mrrc.md): the write's
+    // source and the read's destination, each registered (or found registered), none refused.
+    const st = right.stats();
+    expect(st.host_mr_hits + st.host_mr_misses).toBe(2);
+    expect(st.host_mr_registrations).toBeGreaterThanOrEqual(1);
+    expect(st.host_mr_failures).toBe(0);
     // The refused client cannot reach a region that exists either.
     expect(await within(codeOf(wrong.read(region, 100, 6)), 3000, 'direct read with a wrong token')).toBe('PD3_E_AUTH');
   });
