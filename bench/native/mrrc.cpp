@@ -100,17 +100,21 @@ double median(std::vector<double> v) {
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
+// Least squares over the median per page count (the typical call, little moved by other load on
+// the machine: the model the replays use) and over every sample (the mean, tail included: on a
+// loaded machine a few slow calls, waiting for the other CPU, dominate it).
 struct Fits {
-  Fit reg, dereg, reg_warm;
+  Fit reg, dereg, reg_warm;                // medians
+  Fit reg_mean, dereg_mean, reg_warm_mean; // every sample
 };
 
 // For each page count, `reps` ranges of fresh (never touched) pages are mlocked one by one, then
-// munlocked; the median per page count goes into the fit. "Warm" repeats it on pages written first
-// (an application buffer that is already in memory).
+// munlocked. "Warm" repeats it on pages written first (an application buffer already in memory).
 Fits fit_mlock(int reps) {
   const std::vector<size_t> counts = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  std::vector<double> ps, reg, dereg, warm;
+  std::vector<double> ps, reg, dereg, warm;              // medians per page count
+  std::vector<double> all_p, all_reg, all_dereg, all_warm;  // every sample
   for (size_t pages : counts) {
     const size_t bytes = pages * page * size_t(reps);
     for (int pass = 0; pass < 2; ++pass) {
@@ -134,6 +138,15 @@ Fits fit_mlock(int reps) {
         unlock_us.push_back(us_since(t0));
       }
       munmap(mem, bytes);
+      for (int r = 0; r < reps; ++r) {
+        if (pass == 0) {
+          all_p.push_back(double(pages));
+          all_reg.push_back(lock_us[size_t(r)]);
+          all_dereg.push_back(unlock_us[size_t(r)]);
+        } else {
+          all_warm.push_back(lock_us[size_t(r)]);
+        }
+      }
       if (pass == 0) {
         ps.push_back(double(pages));
         reg.push_back(median(lock_us));
@@ -143,7 +156,8 @@ Fits fit_mlock(int reps) {
       }
     }
   }
-  return {least_squares(ps, reg), least_squares(ps, dereg), least_squares(ps, warm)};
+  return {least_squares(ps, reg),         least_squares(ps, dereg),         least_squares(ps, warm),
+          least_squares(all_p, all_reg), least_squares(all_p, all_dereg), least_squares(all_p, all_warm)};
 }
 
 // ---- trace replays ---------------------------------------------------------------------------------
@@ -278,10 +292,13 @@ int main(int argc, char** argv) {
   // 1. The cost model on this machine.
   const Fits fits = fit_mlock(o.quick ? 15 : 60);
   const CostModel model{fits.reg.a, fits.reg.b, fits.dereg.a, fits.dereg.b};
-  std::printf("cost model on this machine (median per page count, least squares over 1..256 pages):\n");
-  std::printf("  mlock, fresh pages : T = %.3f us/page * p + %.3f us\n", fits.reg.a, fits.reg.b);
-  std::printf("  mlock, warm pages  : T = %.3f us/page * p + %.3f us\n", fits.reg_warm.a, fits.reg_warm.b);
-  std::printf("  munlock            : T = %.3f us/page * p + %.3f us\n", fits.dereg.a, fits.dereg.b);
+  std::printf("cost model on this machine (least squares over 1..256 pages; medians | every sample):\n");
+  std::printf("  mlock, fresh pages : T = %.3f us/page * p + %.3f us | %.3f p + %.3f us\n", fits.reg.a, fits.reg.b,
+              fits.reg_mean.a, fits.reg_mean.b);
+  std::printf("  mlock, warm pages  : T = %.3f us/page * p + %.3f us | %.3f p + %.3f us\n", fits.reg_warm.a, fits.reg_warm.b,
+              fits.reg_warm_mean.a, fits.reg_warm_mean.b);
+  std::printf("  munlock            : T = %.3f us/page * p + %.3f us | %.3f p + %.3f us\n", fits.dereg.a, fits.dereg.b,
+              fits.dereg_mean.a, fits.dereg_mean.b);
   std::printf("  paper (InfiniBand) : reg %.2f p + %.2f us, dereg %.2f p + %.2f us\n", kPaperCostModel.reg_a_us,
               kPaperCostModel.reg_b_us, kPaperCostModel.dereg_a_us, kPaperCostModel.dereg_b_us);
   json["reg_a_us"] = fits.reg.a;
@@ -290,6 +307,10 @@ int main(int argc, char** argv) {
   json["reg_warm_b_us"] = fits.reg_warm.b;
   json["dereg_a_us"] = fits.dereg.a;
   json["dereg_b_us"] = fits.dereg.b;
+  json["reg_mean_a_us"] = fits.reg_mean.a;
+  json["reg_mean_b_us"] = fits.reg_mean.b;
+  json["dereg_mean_a_us"] = fits.dereg_mean.a;
+  json["dereg_mean_b_us"] = fits.dereg_mean.b;
 
   // 2. The traces.
   struct Named {
