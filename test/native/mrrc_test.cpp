@@ -469,8 +469,8 @@ long vm_locked_kib() {
 }  // namespace
 
 TEST(mrrc_mlock_backend_really_pins) {
-#if defined(__SANITIZE_ADDRESS__)
-  std::printf("  (skipped: AddressSanitizer turns mlock and munlock into no-ops)\n");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
   return;
 #endif
   MlockPinner pinner;
@@ -592,8 +592,8 @@ TEST(mrrc_trace_fuzz_never_crashes_or_accepts_garbage) {
 }
 
 TEST(mrrc_mlock_stress_caches_share_pages_across_threads) {
-#if defined(__SANITIZE_ADDRESS__)
-  std::printf("  (skipped: AddressSanitizer turns mlock and munlock into no-ops)\n");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
   return;
 #endif
   // Four threads, each with its own cache (as host handles have), over one shared buffer: the
