@@ -643,3 +643,29 @@ TEST(mrrc_mlock_stress_caches_share_pages_across_threads) {
   CHECK_EQ(vm_locked_kib(), before);
   munmap(mem, pages * page_size);
 }
+
+TEST(mrrc_mlock_failure_surfaces_with_its_errno) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
+  return;
+#endif
+  // mlock of memory that is not mapped fails with ENOMEM, as it does past RLIMIT_MEMLOCK: the cache
+  // returns kPinFailed with the errno, holds nothing and leaves nothing pinned.
+  MlockPinner pinner;
+  const size_t page_size = pinner.page_size();
+  void* mem = mmap(nullptr, 8 * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  munmap(mem, 8 * page_size);
+  Config c;
+  c.capacity_bytes = 16 * page_size;
+  std::unique_ptr<RegionCache> cache;
+  REQUIRE(RegionCache::create(c, pinner, &cache).ok());
+  Handle h = 0;
+  const Result r = cache->acquire(mem, 4 * page_size, &h);
+  CHECK(r.status == Status::kPinFailed);
+  CHECK_EQ(r.sys_errno, ENOMEM);
+  const Stats s = cache->stats();
+  CHECK_EQ(s.handles, 0u);
+  CHECK_EQ(s.pinned_bytes, 0u);
+  CHECK_EQ(MlockPinner::pinned_pages(), 0u);
+}
