@@ -1,4 +1,5 @@
-// mrrc.ts — `npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]`:
+// mrrc.ts — `npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]
+// [--frequent-share X] [--eviction-share X]` (the last two: MRE's section sizes, docs/mrrc.md):
 // the memory registration region cache (native/mrrc, docs/mrrc.md). Runs bench/native/mrrc.cpp: the
 // cost model T = a·p + b fitted for mlock/munlock on this machine, then the Cello92-like and
 // HTTPD-like traces (and a recorded one with --trace, format in docs/mrrc.md) replayed against no
@@ -11,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const usage = 'usage: npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]';
+const usage =
+  'usage: npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N] [--frequent-share X] [--eviction-share X]';
 
 let values;
 try {
@@ -23,6 +25,8 @@ try {
       requests: { type: 'string' },
       seed: { type: 'string' },
       'cache-pages': { type: 'string' },
+      'frequent-share': { type: 'string' },
+      'eviction-share': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -42,6 +46,16 @@ for (const flag of ['requests', 'seed', 'cache-pages'] as const) {
   if (v === undefined) continue;
   if (!/^[1-9][0-9]*$/.test(v)) {
     console.error(`bench mrrc: --${flag} needs a positive integer, got '${v}'`);
+    process.exit(2);
+  }
+  args.push(`--${flag}`, v);
+}
+for (const flag of ['frequent-share', 'eviction-share'] as const) {
+  const v = values[flag];
+  if (v === undefined) continue;
+  const x = Number(v);
+  if (v.trim() === '' || !(x >= 0 && x <= 1)) {
+    console.error(`bench mrrc: --${flag} needs a number from 0 to 1, got '${v}'`);
     process.exit(2);
   }
   args.push(`--${flag}`, v);

@@ -30,6 +30,9 @@ describe('bench mrrc', () => {
     const zero = run(['--requests', '0']);
     expect(zero.status).toBe(2);
     expect(zero.stderr).toMatch(/--requests needs a positive integer, got '0'/);
+    const share = run(['--eviction-share', '1.5']);
+    expect(share.status).toBe(2);
+    expect(share.stderr).toMatch(/--eviction-share needs a number from 0 to 1, got '1.5'/);
     const missing = run(['--trace', join(dir, 'nope.txt')]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/does not exist/);

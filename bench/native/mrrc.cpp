@@ -45,7 +45,16 @@ struct Options {
   uint64_t seed = 42;
   uint64_t mlock_pages = 1024;  // cache size of the real mlock replay and of the headline figures
   std::string trace_file;
+  double frequent_share = pd3::mrrc::Config{}.frequent_share;  // MRE's sections (docs/mrrc.md)
+  double eviction_share = pd3::mrrc::Config{}.eviction_share;
 };
+
+double parse_share(const char* flag, const char* v) {
+  char* end = nullptr;
+  const double d = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(d >= 0 && d <= 1)) usage_error("%s needs a number from 0 to 1", flag);
+  return d;
+}
 
 uint64_t parse_count(const char* flag, const char* v) {
   char* end = nullptr;
@@ -68,13 +77,15 @@ Options parse(int argc, char** argv) {
     else if (a == "--seed") o.seed = parse_count("--seed", value());
     else if (a == "--cache-pages") o.mlock_pages = parse_count("--cache-pages", value());
     else if (a == "--trace") o.trace_file = value();
+    else if (a == "--frequent-share") o.frequent_share = parse_share("--frequent-share", value());
+    else if (a == "--eviction-share") o.eviction_share = parse_share("--eviction-share", value());
     else usage_error("unknown option '%s' (try --help)", argv[i]);
   }
   if (o.requests == 0) o.requests = o.quick ? 40'000 : 400'000;
   return o;
 }
 
-// ---- the cost model: least squares over page counts --------------------------------------------
+// ---- the cost model: least squares over page counts, both coefficients kept non-negative --------
 
 struct Fit {
   double a = 0, b = 0;
@@ -90,6 +101,14 @@ Fit least_squares(const std::vector<double>& p, const std::vector<double>& t) {
   Fit f;
   f.a = cov / var;
   f.b = mt - f.a * mp;
+  // Costs are never negative: when noise pushes one coefficient below zero, the best line with it
+  // at zero (through the origin, or flat).
+  if (f.b < 0) {
+    double pt = 0, pp = 0;
+    for (size_t i = 0; i < p.size(); ++i) pt += p[i] * t[i], pp += p[i] * p[i];
+    f = {pt / pp, 0};
+  }
+  if (f.a < 0) f = {0, mt};
   return f;
 }
 
@@ -195,6 +214,9 @@ struct Outcome {
   double pin_us = 0, unpin_us = 0;
 };
 
+// MRE's section shares for every replay (from --frequent-share, --eviction-share).
+Config g_mre_shares;
+
 constexpr Replacement kPolicies[] = {Replacement::kNoCache, Replacement::kLru, Replacement::kMre};
 
 // Each request is acquired and released at once (one RDMA operation at a time, as in the paper's
@@ -202,7 +224,7 @@ constexpr Replacement kPolicies[] = {Replacement::kNoCache, Replacement::kLru, R
 // charged: regions still cached at the end were not deregistered during the trace.
 Outcome replay(const std::vector<TraceRequest>& trace, Replacement rep, size_t cache_pages, Pinner& pinner,
                uintptr_t base, const CostModel& model) {
-  Config c;
+  Config c = g_mre_shares;
   c.capacity_bytes = cache_pages * kTracePage;
   c.replacement = rep;
   std::unique_ptr<RegionCache> cache;
@@ -266,10 +288,13 @@ std::string key(const char* what, Replacement rep, const std::string& trace) {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: pd3_bench_mrrc [--quick] [--requests N] [--seed N] [--cache-pages N] [--trace FILE]\n");
+      std::printf("usage: pd3_bench_mrrc [--quick] [--requests N] [--seed N] [--cache-pages N] [--trace FILE]\n"
+                  "                      [--frequent-share X] [--eviction-share X]\n");
       return 0;
     }
   const Options o = parse(argc, argv);
+  g_mre_shares.frequent_share = o.frequent_share;
+  g_mre_shares.eviction_share = o.eviction_share;
   std::map<std::string, double> json;
 
   // A recorded trace is read first: a bad file is refused before anything is measured.
@@ -364,6 +389,8 @@ int main(int argc, char** argv) {
   json["cache_pages"] = double(o.mlock_pages);
   json["mlock_replay_pages"] = double(real_pages);
   json["requests"] = double(o.requests);
+  json["frequent_share"] = o.frequent_share;
+  json["eviction_share"] = o.eviction_share;
 
   std::string line = "{";
   for (const auto& [k, v] : json) {
