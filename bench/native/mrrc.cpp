@@ -39,6 +39,7 @@ using Clock = std::chrono::steady_clock;
   std::exit(2);
 }
 
+// The command line.
 struct Options {
   bool quick = false;
   uint64_t requests = 0;  // 0 = by mode
@@ -87,6 +88,7 @@ Options parse(int argc, char** argv) {
 
 // ---- the cost model: least squares over page counts, both coefficients kept non-negative --------
 
+// T = a·p + b, in microseconds.
 struct Fit {
   double a = 0, b = 0;
 };
@@ -205,6 +207,7 @@ class TimedPinner final : public Pinner {
   Pinner& inner_;
 };
 
+// What one replay of one trace under one policy and size gave.
 struct Outcome {
   double hit = 0, partial = 0;
   Stats stats;
@@ -338,6 +341,7 @@ int main(int argc, char** argv) {
   json["dereg_mean_b_us"] = fits.dereg_mean.b;
 
   // 2. The traces.
+  // A trace and its name in the output.
   struct Named {
     std::string name;
     std::vector<TraceRequest> trace;
