@@ -211,4 +211,13 @@ int RegionTable::sync(uint64_t* flushes) {
   return rc;
 }
 
+std::vector<RegionHeat> RegionTable::heat() const {
+  std::vector<RegionHeat> out;
+  out.reserve(count_);
+  for (const std::unique_ptr<Region>& r : regions_) {
+    if (r != nullptr) out.push_back(RegionHeat{r->id, r->capacity, r->tenant, r->accesses, r->move});
+  }
+  return out;
+}
+
 }  // namespace pd3

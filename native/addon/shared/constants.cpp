@@ -40,6 +40,9 @@ Napi::Object constants(Napi::Env env) {
   num("CTL_ALLOCATE", PD3_CTL_ALLOCATE);
   num("CTL_DEALLOCATE", PD3_CTL_DEALLOCATE);
   num("CTL_STATS", PD3_CTL_STATS);
+  num("CTL_FREEZE", PD3_CTL_FREEZE);
+  num("CTL_SEAL", PD3_CTL_SEAL);
+  num("CTL_THAW", PD3_CTL_THAW);
   num("ID_BITS", PD3_ID_BITS);
   num("ID_MASK", PD3_ID_MASK);
   num("MAX_INFLIGHT", PD3_MAX_INFLIGHT);
