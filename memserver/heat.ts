@@ -73,9 +73,10 @@ export class HeatMeter {
       .sort((a, b) => b.rate - a.rate || a.region - b.region);
   }
 
-  /** The server's load now (serverLoad of the rates). */
+  /** The server's load now: serverLoad of the rates of the regions it still serves (a sealed
+   *  region's traffic has gone to its copy, though its rate takes seconds to decay). */
   load(): number {
-    return serverLoad([...this.regions.values()].map((r) => r.rate));
+    return serverLoad([...this.regions.values()].filter((r) => r.last.move !== 'sealed').map((r) => r.rate));
   }
 
   /** The hottest regions served as usual, for the membership record (rates rounded to 0.01). */

@@ -2,7 +2,8 @@
 // --migrate on and acting only on the one that leads (MigratorLeadership). Every --migrate-interval
 // the leader reads the members' loads; when the hottest is more than --migrate-ratio times the
 // coldest, it moves the hottest named region of the hottest server to the coldest (RegionMove), at
-// most one move per interval and none of a name moved within the last MOVE_COOLDOWN_CHECKS checks.
+// most one move per interval, none of a name moved within the last MOVE_COOLDOWN_CHECKS checks, and
+// none until every server has published a record written after the last move.
 // The source's copy is freed after --migrate-grace. docs/pool.md "Moving hot regions".
 import type { Etcd3 } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
@@ -53,10 +54,20 @@ interface NamedRegion {
 /** The leader's view of one check: whether and what to move. */
 export type MoveDecision = { move: false; why: string } | { move: true; from: MemberRecord; to: MemberRecord; region: NamedRegion; rate: number };
 
-/** Decides one check (pure: the members' records, the name records, the names in cooldown). */
-export function decideMove(members: readonly MemberRecord[], names: readonly NamedRegion[], ratio: number, cooling: ReadonlySet<string>): MoveDecision {
+/** Decides one check (pure: the members' records, the name records, the names in cooldown, and
+ *  when the last move ended: a record written before then still counts the moved region where it
+ *  was, so no move is decided until every measured record is newer). */
+export function decideMove(
+  members: readonly MemberRecord[],
+  names: readonly NamedRegion[],
+  ratio: number,
+  cooling: ReadonlySet<string>,
+  lastMoveMs = 0,
+): MoveDecision {
   const measured = members.filter((m) => m.load !== undefined);
   if (measured.length < 2) return { move: false, why: 'fewer than two servers publish a load' };
+  const stale = measured.find((m) => m.updatedMs <= lastMoveMs);
+  if (stale !== undefined) return { move: false, why: `server ${stale.serverId}'s record predates the last move` };
   const byLoad = [...measured].sort((a, b) => b.load! - a.load! || a.serverId - b.serverId);
   const hot = byLoad[0]!;
   const cold = byLoad[byLoad.length - 1]!;
@@ -89,6 +100,7 @@ export class Migrator {
   private leading = false;
   private readonly cooldown = new Map<string, number>();  // name key → check number it may move again
   private readonly frees = new Set<NodeJS.Timeout>();
+  private lastMoveMs = 0;  // when the last move ended (Date.now())
 
   constructor(
     private readonly options: MigratorOptions,
@@ -161,7 +173,7 @@ export class Migrator {
     let decision: MoveDecision;
     try {
       const { members } = await listPoolMembers(this.client, this.options.prefix, this.logger);
-      decision = decideMove(members, await this.namedRegions(), this.options.ratio, this.cooling());
+      decision = decideMove(members, await this.namedRegions(), this.options.ratio, this.cooling(), this.lastMoveMs);
     } catch (e) {
       this.logger.warn('migrate.blind', `cannot read the pool from etcd; no move this check: ${(e as Error).message}`);
       return;
@@ -198,6 +210,7 @@ export class Migrator {
       leaderKey: this.leadership.key,
       leaseId,
     });
+    this.lastMoveMs = Date.now();
     if (outcome.kind === 'done') {
       this.done++;
       this.movedBytes += outcome.bytes;

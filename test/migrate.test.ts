@@ -84,6 +84,9 @@ describe('heat and the move decision', () => {
     meter.sample([{ region: 0x10002, capacity: 4096, tenant: TENANT, accesses: 900, move: 'frozen' }], 8000);
     expect(meter.load()).toBeGreaterThan(0);
     expect(meter.hot()).toEqual([]);
+    // A sealed one's traffic has gone to its copy: it no longer counts in the load.
+    meter.sample([{ region: 0x10002, capacity: 4096, tenant: TENANT, accesses: 900, move: 'sealed' }], 8001);
+    expect(meter.load()).toBe(0);
     expect(serverLoad([1, 2, 3.5])).toBe(6.5);
   });
 
@@ -100,6 +103,9 @@ describe('heat and the move decision', () => {
     expect(decideMove([hot, cold], [named(0x10002)], 2, new Set())).toMatchObject({ move: true, region: { region: 0x10002 } });
     expect(decideMove([hot, cold], [named(0x10001), named(0x10002)], 2, new Set([named(0x10001).key]))).toMatchObject({ region: { region: 0x10002 } });
     expect(decideMove([hot, member(2, 10, [], 1000)], [named(0x10001), named(0x10002)], 2, new Set()).move).toBe(false);
+    // Records written before the last move ended still count its region where it was: no move yet.
+    expect(decideMove([hot, cold], [named(0x10001)], 2, new Set(), 2)).toMatchObject({ move: false, why: /predates the last move/ });
+    expect(decideMove([hot, cold], [named(0x10001)], 2, new Set(), 1).move).toBe(true);
     // A region carrying the whole gap would only swap the servers' roles: not moved.
     expect(decideMove([member(1, 200, [[0x10001, 200]]), member(2, 0)], [named(0x10001)], 2, new Set()).move).toBe(false);
   });
@@ -201,7 +207,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
 
   /** A client writing distinct values to 32 slots of `name` and reading slots back, through
    *  session.follow(): every read must give the last value acknowledged for its slot. */
-  function modelClient(s: TenantSession, host: Pd3Host, name: string) {
+  function modelClient(s: TenantSession, host: Pd3Host, name: string, pauseMs = 0) {
     const model = new Map<number, string>();
     let ops = 0;
     let stop = false;
@@ -215,6 +221,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
         const got = await s.follow(name, (region) => host.read(region, probe, 64));
         expect(got.toString()).toBe(model.get(probe) ?? '\0'.repeat(64));
         ops += 2;
+        if (pauseMs > 0) await sleep(pauseMs);
       }
     })();
     return { model, ops: () => ops, stop: async () => { stop = true; await run; } };
@@ -234,9 +241,9 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const warm = await s.openRegion(host, 'warm', 65536);
     expect([hot.region >>> 16, warm.region >>> 16]).toEqual([1, 1]); // both on the roomier server 1
     const busy = modelClient(s, host, 'hot');
-    const idle = modelClient(s, host, 'warm');
+    const idle = modelClient(s, host, 'warm', 10); // the warm region: a fraction of the hot one's traffic
     await waitUntil(() => a.server.migrator!.done === 1, 15_000, 'a move done');
-    await sleep(300); // more traffic on the moved region
+    await sleep(1500); // more traffic on the moved region, and checks that must not move anything else
     await busy.stop();
     await idle.stop();
     expect(busy.ops()).toBeGreaterThan(100);
@@ -300,16 +307,19 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const opsAfterAbort = busy.ops();
     await sleep(300);
     target.kill('SIGKILL');
+    await a.server.migrator!.close(); // no further move under way when the states are read
     await busy.stop();
     await idle.stop();
     expect(busy.ops()).toBeGreaterThan(opsAfterAbort);
+    // Every move tried (the hot region, then maybe the warm one) was given up; none half-done.
     const m = a.server.migrator!;
-    expect([m.started, m.done, m.aborted, m.unresolved]).toEqual([1, 0, 1, 0]);
+    expect(m.started).toBeGreaterThanOrEqual(1);
+    expect([m.done, m.aborted, m.unresolved]).toEqual([0, m.started, 0]);
     const aborted = a.lines.find((l) => l.includes('migrate.aborted'))!;
     expect(aborted).toMatch(/failed at allocate/);
     expect((await s.resolveRegion('hot'))!.region).toBe(hot.region);
     await checkModel(host, hot.region, busy.model);
-    expect(a.server.regionHeat().every((r) => r.move === 'none')).toBe(true);
+    await waitUntil(() => a.server.regionHeat().every((r) => r.move === 'none'), 1000, 'every region served as usual');
   }, 40_000);
 });
 
