@@ -297,7 +297,7 @@ void Store::move_control(const TransportRequest& req, const Tenant& tenant, Fram
       next = MoveState::kNone;
       break;
   }
-  region->move = next;
+  if (int rc = regions_.set_move(region, next); rc != PD3_OK) return error(req, rc, out);
   out->response(req.op_id, PD3_OK, 0, nullptr, 0);
 }
 

@@ -30,7 +30,7 @@ struct Region {
   std::string tenant;     // the owner: only its connections may touch the region ("" = default tenant)
   uint64_t last_use = 0;  // the store's request count at its last access: smaller is colder
   bool given_back = false;  // its memory was given back to the machine: reads may come from the file
-  MoveState move = MoveState::kNone;  // not persisted: a restarted server serves every region (docs/pool.md)
+  MoveState move = MoveState::kNone;  // kSealed survives a restart (RegionTable::set_move); kFrozen does not
   uint64_t accesses = 0;  // READs, WRITEs and PREFETCH hits served from it: the heat the pool's migrator reads
   Mapping memory;         // exactly `capacity` bytes are used
   uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
@@ -89,6 +89,11 @@ class RegionTable {
   // Every region, coldest (smallest last_use) first.
   std::vector<Region*> coldest_first() const;
 
+  // Sets `region`'s move state. With a data directory a sealed region keeps a marker file next to
+  // its own ("<region file>.sealed"), so a restarted server still refuses it: its name may already
+  // name the copy elsewhere, and a write here would be lost. Returns PD3_OK or PD3_E_SYS (the state
+  // is unchanged then).
+  [[nodiscard]] int set_move(Region* region, MoveState next);
   // Records that [lo, hi) of `region` was written (kept only when the data directory is durable).
   void mark_written(Region* region, uint64_t lo, uint64_t hi);
   // msyncs the written range of every region written since the last call; adds the msync calls

@@ -1208,3 +1208,41 @@ TEST(memstore_region_heat_counts_served_accesses) {
   CHECK_EQ(accesses_of(*s, r2), 0u);
   CHECK_EQ(s->region_heat().size(), 2u);
 }
+
+// A sealed region stays sealed across a restart (its name may name the copy elsewhere by then); a
+// frozen one is served again (the move was given up); freeing a sealed region removes its marker.
+TEST(memstore_seal_survives_reopen) {
+  TempDir d;
+  REQUIRE(!d.path.empty());
+  const MemStoreOptions o = options(64u << 20, d.path);
+  const pd3::Tenant a = pd3::Tenant::named("alpha");
+  uint32_t sealed = 0, frozen = 0, thawed = 0;
+  {
+    auto s = open_store(o);
+    sealed = must_allocate(*s, 4096, nullptr, a);
+    frozen = must_allocate(*s, 4096, nullptr, a);
+    thawed = must_allocate(*s, 4096, nullptr, a);
+    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(write(*s, r, 0, record("k" + std::to_string(r), "v"), a) == PD3_OK);
+    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(move_control(*s, PD3_CTL_FREEZE, r, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_SEAL, sealed, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_SEAL, thawed, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_THAW, thawed, a) == PD3_OK);
+    CHECK(d.has("region-1@alpha.pd3.sealed"));
+    CHECK(!d.has("region-3@alpha.pd3.sealed"));
+  }
+  {
+    auto s = open_store(o);
+    CHECK_EQ(s->stats().regions, 3u);
+    CHECK_EQ(read(*s, sealed, 0, 8, a).status, PD3_E_MOVED);
+    CHECK_EQ(write(*s, sealed, 0, record("k", "lost?"), a), PD3_E_MOVED);
+    CHECK_EQ(read(*s, frozen, 0, 8, a).status, PD3_OK);
+    CHECK_EQ(write(*s, frozen, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(move_control(*s, PD3_CTL_SEAL, frozen, a), PD3_E_INVAL);  // a mover that went on would be refused
+    CHECK_EQ(write(*s, thawed, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(deallocate(*s, sealed, a), PD3_OK);
+    CHECK(!d.has("region-1@alpha.pd3.sealed"));
+    CHECK(!d.has("region-1@alpha.pd3"));
+  }
+  auto s = open_store(o);
+  CHECK_EQ(s->stats().regions, 2u);
+}
