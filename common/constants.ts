@@ -14,6 +14,8 @@ export interface NativeConstants {
   readonly CTL_FREEZE: number;
   readonly CTL_SEAL: number;
   readonly CTL_THAW: number;
+  /** CTL_THAW's `size` that thaws a frozen region only (pd3/wire.h). */
+  readonly THAW_IF_FROZEN: number;
   readonly ID_BITS: number;
   readonly ID_MASK: number;
   readonly MAX_INFLIGHT: number;

@@ -31,3 +31,4 @@ export { tenantCredential } from './credential-command.js';
 export type { TenantUsage, NativeTransportClient, TransportReply } from './native.js';
 export { decideMove, MIN_LOAD_TO_MOVE } from './migrator.js';
 export { HeatMeter, serverLoad, HEAT_HALF_LIFE_MS } from './heat.js';
+export { STUCK_MOVE_MS } from './move-janitor.js';

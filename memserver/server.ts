@@ -13,6 +13,8 @@ import { PoolMember, type MemberCapacity } from './pool-member.js';
 import { TenantReaper } from './tenant-reaper.js';
 import { HeatMeter, type RegionAccesses } from './heat.js';
 import { Migrator } from './migrator.js';
+import { MoveJanitor } from './move-janitor.js';
+import type { NativeTransportClient } from './native.js';
 import { tenantCredential } from './credential-command.js';
 import type { Etcd3 } from 'etcd3';
 import { openEtcd } from '../common/etcd-client.js';
@@ -76,6 +78,8 @@ export class MemServer extends NativeService<NativeMemServer> {
   reaper: TenantReaper | null = null;
   /** The region migrator (it acts only while this server leads it), or null without --migrate on. */
   migrator: Migrator | null = null;
+  /** Settles this server's moves abandoned by a dead migrator, or null without --etcd. */
+  janitor: MoveJanitor | null = null;
   /** Per-region access rates and the server's load, measured with --etcd. */
   readonly heat = new HeatMeter();
   /** The one etcd client of the membership, the reaper and the migrator. */
@@ -125,6 +129,7 @@ export class MemServer extends NativeService<NativeMemServer> {
   override async close(): Promise<void> {
     if (this.heatTimer !== null) clearInterval(this.heatTimer);
     await this.migrator?.close();
+    await this.janitor?.close();
     await this.reaper?.close();
     await this.pool?.close();
     this.etcd?.close();
@@ -182,6 +187,24 @@ export class MemServer extends NativeService<NativeMemServer> {
     reaper.start();
     this.registry.add(() => reaper.families());
     if (pool.migrate !== undefined) this.startMigrator(options, etcd);
+    const self = `${this.address.host === '0.0.0.0' ? '127.0.0.1' : this.address.host}:${this.port}`;
+    const janitor = new MoveJanitor(pool.prefix, {
+      constants,
+      regionHeat: () => this.handle().regionHeat(),
+      connectSelf: (tenant) => this.connectAs(options.token, self, tenant, MIGRATE_STEP_TIMEOUT_MS),
+    }, this.logger, etcd);
+    this.janitor = janitor;
+    janitor.start();
+    this.registry.add(() => janitor.families());
+  }
+
+  // A migrator's or janitor's connection to a server as `tenant`, with the credential derived from
+  // the cluster token (every server of the pool holds the same one).
+  private async connectAs(token: string, address: string, tenant: string, timeoutMs: number): Promise<NativeTransportClient> {
+    const client = new addon.TransportClient();
+    const credential = token === '' ? '' : tenantCredential(token, tenant, constants.TENANT_CREDENTIAL_CONTEXT);
+    await client.connect(address, credential, tenant, timeoutMs);
+    return client;
   }
 
   // Samples the regions' access counters every HEAT_SAMPLE_MS into the heat meter, and serves the load.
@@ -198,8 +221,7 @@ export class MemServer extends NativeService<NativeMemServer> {
     }]);
   }
 
-  // Stands for the migrator's leadership; it connects to servers as each region's tenant, with the
-  // credential it derives from the cluster token (every server of the pool holds the same token).
+  // Stands for the migrator's leadership; it connects to servers as each region's tenant.
   private startMigrator(options: MemServerOptions, etcd: Etcd3): void {
     const pool = options.pool!;
     const migrate = pool.migrate!;
@@ -208,12 +230,7 @@ export class MemServer extends NativeService<NativeMemServer> {
       { prefix: pool.prefix, serverId: options.serverId, leaseTtlS: pool.leaseTtlS, intervalMs: migrate.intervalMs, ratio: migrate.ratio, graceS: migrate.graceS, stepTimeoutMs: MIGRATE_STEP_TIMEOUT_MS },
       {
         constants,
-        connect: async (address, tenant, timeoutMs) => {
-          const client = new addon.TransportClient();
-          const credential = token === '' ? '' : tenantCredential(token, tenant, constants.TENANT_CREDENTIAL_CONTEXT);
-          await client.connect(address, credential, tenant, timeoutMs);
-          return client;
-        },
+        connect: (address, tenant, timeoutMs) => this.connectAs(token, address, tenant, timeoutMs),
       },
       this.logger,
       etcd,

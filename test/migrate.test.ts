@@ -12,7 +12,8 @@ import { UsageError } from '../dist/cli/usage-error.js';
 import { memberKey, parseMemberRecord, type MemberRecord } from '../dist/common/pool-record.js';
 import { regionNameKey } from '../dist/common/tenant-record.js';
 import { constants, Pd3Host, TenantSession } from '../dist/host/index.js';
-import { decideMove, HeatMeter, MemServer, memServerOptions, parseMemServerCommand, serverLoad, tenantCredential } from '../dist/memserver/index.js';
+import { decideMove, HeatMeter, MemServer, memServerOptions, parseMemServerCommand, serverLoad, STUCK_MOVE_MS, tenantCredential } from '../dist/memserver/index.js';
+import { encodeRegionNameRecord } from '../dist/common/tenant-record.js';
 import { addon } from '../dist/memserver/native.js';
 import { uniqueName } from './helpers.js';
 import { codeOf, waitUntil } from './integration-helpers.js';
@@ -321,6 +322,41 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     await checkModel(host, hot.region, busy.model);
     await waitUntil(() => a.server.regionHeat().every((r) => r.move === 'none'), 1000, 'every region served as usual');
   }, 40_000);
+
+  it("a server settles moves its migrator abandoned: frozen and unswitched ones thawed, switched ones freed", async () => {
+    const prefix = freshPrefix();
+    const a = await startServer({ serverId: 1, ...pool(prefix) });
+    const host = directHost([a.server]);
+    const s = await session(prefix);
+    const regions = await Promise.all(['frozen', 'unswitched', 'switched'].map((n) => s.openRegion(host, n, 8192)));
+    for (const r of regions) await host.write(r.region, 0, Buffer.from(`data of ${r.region}`));
+    const [frozen, unswitched, switched] = regions.map((r) => r.region) as [number, number, number];
+    // A mover that died: one region frozen, two sealed; one of those had its name switched away.
+    const mover = new addon.TransportClient();
+    await mover.connect(`127.0.0.1:${a.server.port}`, credential(TENANT), TENANT, 2000);
+    for (const r of [frozen, unswitched, switched]) expect((await mover.request(constants.OP_CONTROL, constants.CTL_FREEZE, r, 0)).status).toBe(0);
+    for (const r of [unswitched, switched]) expect((await mover.request(constants.OP_CONTROL, constants.CTL_SEAL, r, 0)).status).toBe(0);
+    mover.close();
+    await kv.put(regionNameKey(prefix, TENANT, 'switched')).value(encodeRegionNameRecord({ region: 0x20001, capacity: 8192 }));
+    const before = (await kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!.mod_revision;
+    await waitUntil(() => a.server.regionHeat().filter((r) => r.move !== 'none').length === 3, 2000, 'the moves seen');
+    const janitor = a.server.janitor!;
+    const t0 = Date.now() + 10_000_000; // a clock of its own, far from the background passes'
+    await janitor.check(t0);
+    expect([janitor.thawed, janitor.freed]).toEqual([0, 0]); // not stuck yet
+    await janitor.check(t0 + STUCK_MOVE_MS);
+    expect([janitor.thawed, janitor.freed]).toEqual([2, 1]);
+    expect((await host.read(frozen, 0, 20)).toString()).toBe(`data of ${frozen}`.padEnd(20, '\0'));
+    expect((await host.read(unswitched, 0, 20)).toString()).toBe(`data of ${unswitched}`.padEnd(20, '\0'));
+    await host.write(unswitched, 0, Buffer.from('writable again'));
+    expect(await codeOf(host.read(switched, 0, 8))).toBe('PD3_E_BAD_REGION');
+    // The unswitched name was fenced (rewritten unchanged): a late switch comparing the old revision fails.
+    const after = (await kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!;
+    expect(after.mod_revision).not.toBe(before);
+    expect(JSON.parse(after.value.toString()).region).toBe(unswitched);
+    expect(a.lines.filter((l) => l.includes('migrate.stuck_thawed'))).toHaveLength(2);
+    expect(a.lines.some((l) => l.includes('migrate.stuck_freed'))).toBe(true);
+  }, 20_000);
 });
 
 /** pd3-memserver as a child process (token SECRET, port picked by the kernel), killed at cleanup. */

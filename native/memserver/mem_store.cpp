@@ -294,6 +294,7 @@ void Store::move_control(const TransportRequest& req, const Tenant& tenant, Fram
       break;
     default:  // PD3_CTL_THAW
       if (region->move == MoveState::kNone) return error(req, PD3_E_INVAL, out);
+      if (req.size == PD3_THAW_IF_FROZEN && region->move == MoveState::kSealed) return moved(req, out);
       next = MoveState::kNone;
       break;
   }

@@ -1181,14 +1181,21 @@ TEST(memstore_move_states) {
   CHECK_EQ(prefetch(*s, "k", 1u << 20, a).status, PD3_E_NOT_FOUND);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_E_MOVED);
   CHECK_EQ(read(*s, r, 0, 16, b).status, PD3_E_FORBIDDEN);  // ownership still comes first
+  // A thaw "if frozen" leaves a sealed region sealed.
+  CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW, r, PD3_THAW_IF_FROZEN), a).status, PD3_E_MOVED);
+  CHECK_EQ(read(*s, r, 0, 16, a).status, PD3_E_MOVED);
   // Thawed (a move given up): serves as before, with the last acknowledged bytes.
   CHECK_EQ(move_control(*s, PD3_CTL_THAW, r, a), PD3_OK);
   CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "second");
   CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
   CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "after");
   CHECK(stats_text(*s).find("errors=") != std::string::npos);
-  CHECK_EQ(s->stats().moved_refusals, 4u);  // the frozen write, the sealed read and write, the refreeze
+  CHECK_EQ(s->stats().moved_refusals, 6u);  // the frozen write, the sealed read, write and refreeze, the thaw if frozen, the read
   // A sealed region can still be freed by its owner (after a move's grace).
+  // A thaw "if frozen" of a frozen region thaws it.
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
+  CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW, r, PD3_THAW_IF_FROZEN), a).status, PD3_OK);
+  CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
   CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_OK);
   CHECK_EQ(deallocate(*s, r, a), PD3_OK);

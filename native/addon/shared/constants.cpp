@@ -43,6 +43,7 @@ Napi::Object constants(Napi::Env env) {
   num("CTL_FREEZE", PD3_CTL_FREEZE);
   num("CTL_SEAL", PD3_CTL_SEAL);
   num("CTL_THAW", PD3_CTL_THAW);
+  num("THAW_IF_FROZEN", PD3_THAW_IF_FROZEN);
   num("ID_BITS", PD3_ID_BITS);
   num("ID_MASK", PD3_ID_MASK);
   num("MAX_INFLIGHT", PD3_MAX_INFLIGHT);

@@ -45,7 +45,11 @@ static inline uint32_t pd3_id_of(uint16_t op_id) { return (uint32_t)op_id & PD3_
                              PD3_E_MOVED if SEALED */
 #define PD3_CTL_SEAL 5u   /* FROZEN/SEALED → SEALED: every READ, WRITE and PREFETCH hit answers
                              PD3_E_MOVED (prefetches miss). PD3_E_INVAL if NONE (never sealed unfrozen) */
-#define PD3_CTL_THAW 6u   /* FROZEN/SEALED → NONE: serves as before (a move given up). PD3_E_INVAL if NONE */
+#define PD3_CTL_THAW 6u   /* FROZEN/SEALED → NONE: serves as before (a move given up). PD3_E_INVAL if NONE.
+                             With size = PD3_THAW_IF_FROZEN a SEALED region answers PD3_E_MOVED and
+                             stays sealed (a server thawing a move it finds stuck, which must never
+                             reopen a region whose name may already name its copy) */
+#define PD3_THAW_IF_FROZEN 1u
 
 /* ---- ring slot framing ------------------------------------------------------------------------- */
 
