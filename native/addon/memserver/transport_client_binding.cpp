@@ -119,7 +119,11 @@ class TransportClient : public Napi::ObjectWrap<TransportClient> {
     });
   }
 
-  Napi::Value MaxPayload(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), client_.max_payload()); }
+  // maxPayload(): refused while a call runs (a connect on the thread pool may be setting it).
+  Napi::Value MaxPayload(const Napi::CallbackInfo& info) {
+    if (busy_) throw Napi::Error::New(info.Env(), "maxPayload() while a call is under way");
+    return Napi::Number::New(info.Env(), client_.max_payload());
+  }
 
   Napi::Value Connected(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), !busy_ && client_.connected());
