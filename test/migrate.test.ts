@@ -16,8 +16,8 @@ import { decideMove, HeatMeter, MemServer, memServerOptions, parseMemServerComma
 import { encodeRegionNameRecord } from '../dist/common/tenant-record.js';
 import { addon } from '../dist/memserver/native.js';
 import { uniqueName } from './helpers.js';
-import { codeOf, waitUntil } from './integration-helpers.js';
-import { EtcdServer, findEtcd } from './etcd-server.js';
+import { codeOf, httpGet, waitUntil } from './integration-helpers.js';
+import { EtcdServer, findEtcd, freePort } from './etcd-server.js';
 
 const SECRET = 'migrate-secret-for-tests';
 const TENANT = 'kv';
@@ -323,6 +323,51 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     await waitUntil(() => a.server.regionHeat().every((r) => r.move === 'none'), 1000, 'every region served as usual');
   }, 40_000);
 
+  it('gives a move up when its target is killed during the copy: the source serves again, nothing is lost', async () => {
+    const prefix = freshPrefix();
+    const metrics = `127.0.0.1:${await freePort()}`;
+    const target = spawnServer(['--server-id', '2', '--capacity', '256M', '--metrics', metrics, '--etcd', etcd.url, '--etcd-prefix', prefix, '--lease-ttl', '10']);
+    // Killed as soon as the copy's region appears on it: a 128 MiB region takes eight frame-sized
+    // pieces to copy, so the kill lands in the copy (or, on a slow poll, just before it).
+    const lines: string[] = [];
+    const logger = new Logger('memserver', 'info', (l) => lines.push(l));
+    let killed = false;
+    const watch = setInterval(() => {
+      httpGet(metrics, '/metrics', 1000).then((text) => {
+        if (!killed && /^pd3_memserver_regions [1-9]/m.test(text)) {
+          killed = true;
+          target.kill('SIGKILL');
+        }
+      }, () => {});
+    }, 2);
+    cleanup.push(() => clearInterval(watch));
+    const options = memServerOptions({ listen: '127.0.0.1:0', token: SECRET, metrics: 'off', capacity: '512M', serverId: 1, ...leader(prefix) }, {});
+    const server = await MemServer.start(options, logger);
+    cleanup.push(() => server.close());
+    await waitUntil(async () => (await kv.get(memberKey(prefix, 2)).string()) !== null, 10_000, 'the target registered');
+    const host = directHost([server]);
+    const s = await session(prefix);
+    const big = await s.openRegion(host, 'big', 128 << 20);
+    await s.openRegion(host, 'warm', 65536);
+    const tail = Buffer.alloc(4096, 7);
+    await host.write(big.region, (128 << 20) - 4096, tail); // bytes at the far end, past the first piece
+    const busy = modelClient(s, host, 'big');
+    const idle = modelClient(s, host, 'warm', 10);
+    await waitUntil(() => server.migrator!.aborted >= 1, 15_000, 'a move aborted');
+    await server.migrator!.close();
+    await busy.stop();
+    await idle.stop();
+    const m = server.migrator!;
+    expect([m.done, m.aborted, m.unresolved]).toEqual([0, m.started, 0]);
+    const aborted = lines.find((l) => l.includes('migrate.aborted'))!;
+    expect(aborted).toMatch(/failed at (allocate|copy)/); // after the freeze: the thaw was needed
+    expect((await s.resolveRegion('big'))!.region).toBe(big.region);
+    await checkModel(host, big.region, busy.model);
+    expect((await host.read(big.region, (128 << 20) - 4096, 4096)).equals(tail)).toBe(true);
+    expect(killed).toBe(true);
+    await waitUntil(() => server.regionHeat().every((r) => r.move === 'none'), 1000, 'every region served as usual');
+  }, 40_000);
+
   it("a server settles moves its migrator abandoned: frozen and unswitched ones thawed, switched ones freed", async () => {
     const prefix = freshPrefix();
     const a = await startServer({ serverId: 1, ...pool(prefix) });
@@ -361,7 +406,8 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
 
 /** pd3-memserver as a child process (token SECRET, port picked by the kernel), killed at cleanup. */
 function spawnServer(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, [MEMSERVER_CLI, '--listen', '127.0.0.1:0', '--token', SECRET, '--capacity', '32M', '--metrics', 'off', ...args], {
+  const defaults = [['--capacity', '32M'], ['--metrics', 'off']].filter(([flag]) => !args.includes(flag!)).flat() as string[];
+  const child = spawn(process.execPath, [MEMSERVER_CLI, '--listen', '127.0.0.1:0', '--token', SECRET, ...defaults, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   createInterface({ input: child.stderr! }).on('line', () => {});
