@@ -267,6 +267,22 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     expect(JSON.parse(text!).region).toBe(now!.region);
   }, 40_000);
 
+  it('has one leader among the servers started with --migrate on; another takes over when it leaves', async () => {
+    const prefix = freshPrefix();
+    const a = await startServer({ serverId: 1, ...leader(prefix) });
+    const b = await startServer({ serverId: 2, ...leader(prefix) });
+    const leaders = () => [a, b].filter((x) => x.server.migrator!.isLeader);
+    await waitUntil(() => leaders().length === 1, 5000, 'one leader');
+    await sleep(1000); // several checks: still exactly one
+    expect(leaders()).toHaveLength(1);
+    const [first] = leaders();
+    const other = first === a ? b : a;
+    await first!.server.close();
+    await waitUntil(() => other.server.migrator!.isLeader, 5000, 'the other server leads');
+    const holder = JSON.parse((await kv.get(`${prefix}/migrator/leader`).string())!);
+    expect(holder.serverId).toBe(other === a ? 1 : 2);
+  }, 20_000);
+
   it('does not move below the ratio', async () => {
     const prefix = freshPrefix();
     const a = await startServer({ serverId: 1, ...leader(prefix) });
