@@ -10,6 +10,12 @@ export interface NativeConstants {
   readonly CTL_ALLOCATE: number;
   readonly CTL_DEALLOCATE: number;
   readonly CTL_STATS: number;
+  /** Hot-region migration's CONTROL sub-ops (pd3/wire.h): freeze, seal and thaw a region. */
+  readonly CTL_FREEZE: number;
+  readonly CTL_SEAL: number;
+  readonly CTL_THAW: number;
+  /** CTL_THAW's `size` that thaws a frozen region only (pd3/wire.h). */
+  readonly THAW_IF_FROZEN: number;
   readonly ID_BITS: number;
   readonly ID_MASK: number;
   readonly MAX_INFLIGHT: number;
@@ -94,6 +100,9 @@ export interface NativeConstants {
  *  before any addon is loaded (--help must work without one), so this one number is mirrored
  *  here; test/wire.test.ts checks it against the addon's MAX_SERVERS. */
 export const MAX_SERVER_ID = 65_535;
+/** PD3_REGION_LOCAL_BITS, mirrored for the same reason (a membership record's hot regions are
+ *  checked against its server id without an addon); test/wire.test.ts checks it too. */
+export const REGION_LOCAL_BITS = 16;
 
 export type ControlField =
   | 'magic' | 'layout_version' | 'control_size' | 'segment_size' | 'req_offset' | 'req_size'

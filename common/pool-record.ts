@@ -1,7 +1,7 @@
 // pool-record.ts — the memory pool's records in etcd: where they live (keys under a prefix) and
 // what a memory server's membership record holds. Only TypeScript reads or writes them (etcd is
 // reached through the npm etcd3 client), so this file is their one definition. docs/pool.md.
-import { MAX_SERVER_ID } from './constants.js';
+import { MAX_SERVER_ID, REGION_LOCAL_BITS } from './constants.js';
 
 /** Every etcd call a deployable makes gives up after this long, so a dead endpoint never stalls it. */
 export const ETCD_CALL_DEADLINE_MS = 3000;
@@ -37,7 +37,27 @@ export interface MemberRecord {
   readonly startedMs: number;
   /** When this record was written, ms since the epoch. */
   readonly updatedMs: number;
+  /** The server's load (memserver/heat.ts serverLoad: accesses per second, decayed); absent from
+   *  servers that do not measure it. The pool's migrator compares servers by it. */
+  readonly load?: number;
+  /** Its hottest regions, hottest first (at most MAX_HOT_REGIONS); absent with `load`. */
+  readonly hot?: readonly HotRegion[];
 }
+
+/** One hot region as a membership record lists it. */
+export interface HotRegion {
+  /** The global region id (its server bits are the record's serverId). */
+  readonly region: number;
+  /** Its accesses per second (decayed). */
+  readonly rate: number;
+}
+
+/** Most hot regions one membership record lists. */
+export const MAX_HOT_REGIONS = 8;
+
+/** Largest load or rate a record may carry (accesses per second): far above any real server, low
+ *  enough that sums of them stay exact. */
+export const MAX_LOAD = 1e12;
 
 /** A record in etcd that is not what its key says it is. */
 export class PoolRecordError extends Error {
@@ -90,6 +110,7 @@ export function encodeMemberRecord(r: MemberRecord): string {
     harvestableBytes: r.harvestableBytes,
     startedMs: r.startedMs,
     updatedMs: r.updatedMs,
+    ...(r.load === undefined ? {} : { load: r.load, hot: r.hot ?? [] }),
   });
 }
 
@@ -140,7 +161,32 @@ export function parseMemberRecord(prefix: string, key: string, text: string): Me
   if (record.freeBytes > record.capacityBytes) {
     throw new PoolRecordError(key, `freeBytes ${record.freeBytes} exceeds capacityBytes ${record.capacityBytes}`);
   }
-  return record;
+  if (o.load === undefined && o.hot === undefined) return record;
+  return { ...record, ...parseHeat(key, serverId, o.load, o.hot) };
+}
+
+// The load and hot regions of a record: both or neither.
+function parseHeat(key: string, serverId: number, load: unknown, hot: unknown): { load: number; hot: HotRegion[] } {
+  const rate = (n: unknown, what: string): number => {
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > MAX_LOAD) {
+      throw new PoolRecordError(key, `${what} must be a number from 0 to ${MAX_LOAD}, got ${preview(JSON.stringify(n) ?? 'nothing')}`);
+    }
+    return n;
+  };
+  const total = rate(load, 'load');
+  if (!Array.isArray(hot) || hot.length > MAX_HOT_REGIONS) {
+    throw new PoolRecordError(key, `hot must be a list of at most ${MAX_HOT_REGIONS} regions, got ${preview(JSON.stringify(hot) ?? 'nothing')}`);
+  }
+  const regions = hot.map((h: unknown, i): HotRegion => {
+    if (typeof h !== 'object' || h === null || Array.isArray(h)) throw new PoolRecordError(key, `hot[${i}] is not an object`);
+    const e = h as Record<string, unknown>;
+    const region = e.region;
+    if (typeof region !== 'number' || !Number.isInteger(region) || region < 1 || region > 0xffff_ffff || region >>> REGION_LOCAL_BITS !== serverId) {
+      throw new PoolRecordError(key, `hot[${i}].region must be a region id of server ${serverId}, got ${preview(JSON.stringify(region) ?? 'nothing')}`);
+    }
+    return { region, rate: rate(e.rate, `hot[${i}].rate`) };
+  });
+  return { load: total, hot: regions };
 }
 
 // The start of a bad value, for an error message that stays one line.

@@ -57,9 +57,23 @@ export function tenantOfLeaseKey(prefix: string, key: string): string | null {
   return tenant.length <= TENANT_NAME_MAX && TENANT_NAME.test(tenant) ? tenant : null;
 }
 
+/** The folder of every tenant's region-name records. */
+export function regionsPrefix(prefix: string): string {
+  return `${base(prefix)}/regions/`;
+}
+
+/** The tenant a key under regionsPrefix names (PREFIX/regions/TENANT/NAME), or null. */
+export function tenantOfRegionNameKey(prefix: string, key: string): string | null {
+  const folder = regionsPrefix(prefix);
+  if (!key.startsWith(folder)) return null;
+  const [tenant, name, ...rest] = key.slice(folder.length).split('/');
+  if (rest.length !== 0 || !name || tenant === undefined) return null;
+  return tenant.length <= TENANT_NAME_MAX && TENANT_NAME.test(tenant) ? tenant : null;
+}
+
 /** The folder of `tenant`'s region-name records. */
 export function regionNamesPrefix(prefix: string, tenant: string): string {
-  return `${base(prefix)}/regions/${tenant}/`;
+  return `${regionsPrefix(prefix)}${tenant}/`;
 }
 
 /** The key of `tenant`'s region called `name`. */

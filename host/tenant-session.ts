@@ -39,11 +39,15 @@ export interface NamedRegion extends AllocatedRegion {
 
 /** Pause before taking a new lease after one was lost or could not be registered under. */
 const RENEW_PAUSE_MS = 500;
+/** Pause before asking again while a named region is being moved (its name not yet switched). */
+const MOVE_RETRY_MS = 20;
 
 /** A tenant's lease in the pool, held from open() to close(). */
 export class TenantSession {
   private lease!: Lease; // set by register()
   private closed = false;
+  /** Region each name was last resolved to by follow(). */
+  private readonly resolved = new Map<string, number>();
 
   private constructor(
     private readonly client: Etcd3,
@@ -112,6 +116,47 @@ export class TenantSession {
     throw new Error(`region ${name}: its record kept changing under this client; try again`);
   }
 
+  /** The region the record of `name` names now, or null when there is none (no allocation). */
+  async resolveRegion(name: string): Promise<{ region: number; capacity: number } | null> {
+    const key = regionNameKey(this.options.prefix, this.options.tenant, checkRegionName(name));
+    const text = await this.client.get(key).string();
+    if (text === null) return null;
+    const record = parseRegionNameRecord(key, text);
+    return { region: record.region, capacity: record.capacity };
+  }
+
+  /** Runs `access` on the region called `name` and follows the region when the pool's migrator
+   *  moves it to another server (docs/pool.md "Moving hot regions"): an access answered
+   *  PD3_E_MOVED (or PD3_E_BAD_REGION, a region freed after its move) re-reads the name's record
+   *  and is retried on the region it names, after a short pause while the move is under way (the
+   *  record still names the same region), for at most `timeoutMs` (default 10 s); then, or when the
+   *  name has no record, it rejects. A write answered PD3_E_MOVED was not applied, so retrying it
+   *  is safe; every write acknowledged before a move is in the copy. */
+  async follow<T>(name: string, access: (region: number) => Promise<T>, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let region = this.resolved.get(name);
+    for (;;) {
+      if (region === undefined) {
+        const found = await this.resolveRegion(name);
+        if (found === null) throw new Error(`region ${name}: no such named region of tenant ${this.options.tenant}`);
+        region = found.region;
+        this.resolved.set(name, region);
+      }
+      try {
+        return await access(region);
+      } catch (e) {
+        if (!(e instanceof Pd3Error && (e.code === 'PD3_E_MOVED' || e.code === 'PD3_E_BAD_REGION'))) throw e;
+        if (Date.now() >= deadline) throw e;
+        const before = region;
+        const found = await this.resolveRegion(name);
+        if (found === null) throw e;
+        region = found.region;
+        this.resolved.set(name, region);
+        if (region === before) await new Promise((r) => setTimeout(r, MOVE_RETRY_MS));
+      }
+    }
+  }
+
   /** Forgets the region called `name`: frees it and deletes its record. */
   async deleteRegion(host: Pd3Host, name: string): Promise<void> {
     const key = regionNameKey(this.options.prefix, this.options.tenant, checkRegionName(name));
@@ -160,6 +205,7 @@ export class TenantSession {
       return true;
     } catch (e) {
       if (e instanceof Pd3Error && e.code === 'PD3_E_BAD_REGION') return false;
+      if (e instanceof Pd3Error && e.code === 'PD3_E_MOVED') return true; // being moved: follow() finds it
       throw e;
     }
   }

@@ -7,7 +7,7 @@ import { renderHelp } from '../cli/help.js';
 import { LOG_LEVELS, type LogLevel } from '../cli/logger.js';
 import { poolOptions, POOL_SETTINGS, type PoolOptions } from '../cli/pool-settings.js';
 import { MAX_SERVER_ID } from '../common/constants.js';
-import { choice, endpoint, endpointOrOff, fraction, integer, onOff, path, size, text } from '../cli/settings.js';
+import { choice, decimal, endpoint, endpointOrOff, fraction, integer, onOff, path, size, text } from '../cli/settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
 
@@ -127,6 +127,30 @@ export const MEMSERVER_SETTINGS = {
       'freed (a client restarting within it keeps its data)',
     fallback: '30',
   }),
+  migrate: onOff({
+    flag: 'migrate',
+    help:
+      'with --etcd: stand for leader of the pool\'s region migrator, which moves hot named regions from the ' +
+      'most loaded server to the least loaded one',
+    fallback: 'off',
+  }),
+  migrateInterval: integer(100, 3_600_000, {
+    flag: 'migrate-interval',
+    arg: 'MS',
+    help: 'with --migrate on: how often the leader compares the servers\' loads (at most one move each time)',
+    fallback: '10000',
+  }),
+  migrateRatio: decimal(1, 1000, {
+    flag: 'migrate-ratio',
+    help: 'with --migrate on: move when the most loaded server\'s load is more than N times the least loaded one\'s',
+    fallback: '2',
+  }),
+  migrateGrace: integer(0, 86400, {
+    flag: 'migrate-grace',
+    arg: 'S',
+    help: 'with --migrate on: seconds a moved region\'s old copy answers PD3_E_MOVED before it is freed',
+    fallback: '30',
+  }),
 };
 
 /** pd3-memserver's settings shaped like its config file (sizes as bytes or strings like "4G"). */
@@ -153,6 +177,10 @@ export interface MemServerSettings {
   leaseTtl?: number;
   advertise?: string;
   reclaimGrace?: number;
+  migrate?: boolean;
+  migrateInterval?: number;
+  migrateRatio?: number;
+  migrateGrace?: number;
 }
 
 /** Checked settings of a memory server: what MemServer.start runs. */
@@ -194,6 +222,8 @@ export interface MemServerPoolOptions extends PoolOptions {
   advertise?: Endpoint;
   /** Seconds a tenant without a lease keeps its regions before they are reclaimed. */
   reclaimGraceS: number;
+  /** Absent: this server does not stand for the migrator's leadership (--migrate off). */
+  migrate?: { intervalMs: number; ratio: number; graceS: number };
 }
 
 function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessEnv): MemServerOptions {
@@ -226,13 +256,30 @@ function buildPool(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged'], listen
   if (pool === null) {
     if (v.advertise !== undefined) throw new UsageError('--advertise needs --etcd');
     if (v.reclaimGrace !== undefined) throw new UsageError('--reclaim-grace needs --etcd');
+    if (v.migrate !== undefined) throw new UsageError('--migrate needs --etcd');
+    checkMigrateFlags(v);
     return undefined;
   }
   if (v.advertise === undefined && listen.host === '0.0.0.0') {
     throw new UsageError('--etcd with --listen 0.0.0.0: give --advertise HOST:PORT, the address clients should dial');
   }
-  const withGrace = { ...pool, reclaimGraceS: v.reclaimGrace ?? 30 };
+  const withGrace = { ...pool, reclaimGraceS: v.reclaimGrace ?? 30, ...migrateOptions(v) };
   return v.advertise === undefined ? withGrace : { ...withGrace, advertise: v.advertise };
+}
+
+// The migrator's options: none unless --migrate on. Throws UsageError.
+function migrateOptions(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged']): Pick<MemServerPoolOptions, 'migrate'> {
+  if (v.migrate !== true) {
+    checkMigrateFlags(v);
+    return {};
+  }
+  return { migrate: { intervalMs: v.migrateInterval ?? 10_000, ratio: v.migrateRatio ?? 2, graceS: v.migrateGrace ?? 30 } };
+}
+
+// A migrator tuning flag without --migrate on would be silently ignored: refused instead.
+function checkMigrateFlags(v: SettingLayers<typeof MEMSERVER_SETTINGS>['merged']): void {
+  const stray = v.migrateInterval !== undefined ? 'migrate-interval' : v.migrateRatio !== undefined ? 'migrate-ratio' : v.migrateGrace !== undefined ? 'migrate-grace' : null;
+  if (stray !== null) throw new UsageError(`--${stray} needs --migrate on`);
 }
 
 /** Parses pd3-memserver's command line (and the config file it names). Throws UsageError. */

@@ -15,6 +15,9 @@ export const ControlOp = {
   ALLOCATE: constants.CTL_ALLOCATE,
   DEALLOCATE: constants.CTL_DEALLOCATE,
   STATS: constants.CTL_STATS,
+  FREEZE: constants.CTL_FREEZE,
+  SEAL: constants.CTL_SEAL,
+  THAW: constants.CTL_THAW,
 } as const;
 
 export { MemServer } from './server.js';
@@ -25,4 +28,7 @@ export { Logger } from '../cli/logger.js';
 export type { LogLevel, LogFields } from '../cli/logger.js';
 export { UsageError } from '../cli/usage-error.js';
 export { tenantCredential } from './credential-command.js';
-export type { TenantUsage } from './native.js';
+export type { TenantUsage, NativeTransportClient, TransportReply } from './native.js';
+export { decideMove, MIN_LOAD_TO_MOVE } from './migrator.js';
+export { HeatMeter, serverLoad, HEAT_HALF_LIFE_MS } from './heat.js';
+export { STUCK_MOVE_MS } from './move-janitor.js';

@@ -103,6 +103,12 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     help: 'Bytes of the reclaimed regions.',
   },
   {
+    stat: 'moved_refusals',
+    name: `${PREFIX}_moved_refusals_total`,
+    type: 'counter',
+    help: 'Requests answered PD3_E_MOVED: their region was frozen or sealed by a move to another server.',
+  },
+  {
     stat: 'hello_timeouts',
     name: `${PREFIX}_hello_timeouts_total`,
     type: 'counter',

@@ -4,8 +4,8 @@ import { loadAddon } from '../common/addon.js';
 import type { NativeConstants } from '../common/constants.js';
 import { learnStatusNames } from '../common/errors.js';
 import type { NativeLogEvent } from '../cli/log-pump.js';
+import type { RegionAccesses } from './heat.js';
 
-/** Options of a memory server (native/memserver, binding native/addon/memserver_binding.cpp). */
 /** Options of a memory server (native/memserver, binding native/addon/memserver/memserver_binding.cpp). */
 export interface NativeMemServerOptions {
   /** Address to listen on (IPv4), e.g. "127.0.0.1". */
@@ -61,15 +61,39 @@ export interface NativeMemServer {
   takeLogs(): { events: NativeLogEvent[]; dropped: number };
   /** Regions and bytes of every tenant holding a region ('' is the default tenant). */
   tenants(): TenantUsage[];
+  /** Every region's access count and move state (refreshed by the server thread at most every 100 ms). */
+  regionHeat(): RegionAccesses[];
   /** Frees every region of `tenant` on the server's thread; returns at once (tenant.reclaimed is logged). */
   reclaimTenant(tenant: string): void;
   /** Stops the thread and closes every connection; idempotent. */
   close(): void;
 }
 
+/** A native client's answer to one request: status 0 (ok) or a negative pd3_status, and the data. */
+export interface TransportReply {
+  status: number;
+  data: Buffer;
+}
+
+/** A client connection to a memory server (native/memserver/sync_client.hpp), each call run on
+ *  the thread pool, one at a time, within the connect timeout. For the region migrator only. */
+export interface NativeTransportClient {
+  /** Connects and says hello; rejects with an error carrying `status` on failure. */
+  connect(address: string, token: string, tenant: string, timeoutMs: number): Promise<void>;
+  /** One READ / WRITE / CONTROL record; rejects (status-carrying) when no answer came. */
+  request(op: number, region: number, offset: number, size: number, data?: Uint8Array): Promise<TransportReply>;
+  /** Most bytes one READ or WRITE may carry. */
+  maxPayload(): number;
+  /** Whether the connection is open (a failed call closes it). */
+  connected(): boolean;
+  /** Closes the connection; throws while a call is under way. */
+  close(): void;
+}
+
 interface MemServerAddon {
   constants: NativeConstants;
   MemServerHandle: new (options: NativeMemServerOptions) => NativeMemServer;
+  TransportClient: new () => NativeTransportClient;
 }
 
 /** The loaded addon. */

@@ -6,7 +6,7 @@ import { EtcdLeaseInvalidError, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../cli/logger.js';
 import { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
 import type { MetricFamily } from '../cli/metrics.js';
-import { encodeMemberRecord, MEMBER_RECORD_VERSION, memberKey, parseMemberRecord, PoolRecordError, type MemberRecord } from '../common/pool-record.js';
+import { encodeMemberRecord, MEMBER_RECORD_VERSION, memberKey, parseMemberRecord, PoolRecordError, type HotRegion, type MemberRecord } from '../common/pool-record.js';
 
 /** How a server joins the pool. */
 export interface PoolMemberOptions {
@@ -21,11 +21,13 @@ export interface PoolMemberOptions {
   address: string;
 }
 
-/** What the record says of the server's memory, read at every refresh. */
+/** What the record says of the server's memory and heat, read at every refresh. */
 export interface MemberCapacity {
   capacityBytes: number;
   freeBytes: number;
   harvestableBytes: number;
+  /** The server's load and hottest regions (memserver/heat.ts); absent: not published. */
+  heat?: { load: number; hot: HotRegion[] };
 }
 
 /** Where the membership stands. */
@@ -242,6 +244,7 @@ export class PoolMember {
       harvestableBytes: c.harvestableBytes,
       startedMs: this.startedMs,
       updatedMs: Date.now(),
+      ...(c.heat === undefined ? {} : { load: c.heat.load, hot: c.heat.hot }),
     };
   }
 

@@ -11,8 +11,18 @@ import { addon, constants, type NativeMemServer, type NativeMemServerOptions, ty
 import { machineHarvestableBytes } from './meminfo.js';
 import { PoolMember, type MemberCapacity } from './pool-member.js';
 import { TenantReaper } from './tenant-reaper.js';
+import { HeatMeter, type RegionAccesses } from './heat.js';
+import { Migrator } from './migrator.js';
+import { MoveJanitor } from './move-janitor.js';
+import type { NativeTransportClient } from './native.js';
+import { tenantCredential } from './credential-command.js';
 import type { Etcd3 } from 'etcd3';
 import { openEtcd } from '../common/etcd-client.js';
+
+/** How often the regions' access counters are sampled into rates. */
+const HEAT_SAMPLE_MS = 500;
+/** How long each transport step of a region move (connect, one request) may take. */
+const MIGRATE_STEP_TIMEOUT_MS = 3000;
 
 /** The record parser as configured, for logs and metrics. */
 function recordParserName(o: MemServerOptions): string {
@@ -66,8 +76,15 @@ export class MemServer extends NativeService<NativeMemServer> {
   pool: PoolMember | null = null;
   /** Reclaims the regions of tenants whose leases are gone, or null without --etcd. */
   reaper: TenantReaper | null = null;
-  /** The one etcd client of the membership and the reaper. */
+  /** The region migrator (it acts only while this server leads it), or null without --migrate on. */
+  migrator: Migrator | null = null;
+  /** Settles this server's moves abandoned by a dead migrator, or null without --etcd. */
+  janitor: MoveJanitor | null = null;
+  /** Per-region access rates and the server's load, measured with --etcd. */
+  readonly heat = new HeatMeter();
+  /** The one etcd client of the membership, the reaper and the migrator. */
   private etcd: Etcd3 | null = null;
+  private heatTimer: NodeJS.Timeout | null = null;
 
   private constructor(native: NativeMemServer, host: string, recordParser: string, logger: Logger) {
     super(native, logger, 'memory server');
@@ -110,6 +127,9 @@ export class MemServer extends NativeService<NativeMemServer> {
 
   /** Leaves the pool (its record goes at once), then stops serving. */
   override async close(): Promise<void> {
+    if (this.heatTimer !== null) clearInterval(this.heatTimer);
+    await this.migrator?.close();
+    await this.janitor?.close();
     await this.reaper?.close();
     await this.pool?.close();
     this.etcd?.close();
@@ -119,6 +139,11 @@ export class MemServer extends NativeService<NativeMemServer> {
   /** Regions and bytes of every tenant holding a region here ('' is the default tenant). */
   tenants(): TenantUsage[] {
     return this.handle().tenants();
+  }
+
+  /** Every region's access count and move state (as of at most 100 ms ago). */
+  regionHeat(): RegionAccesses[] {
+    return this.handle().regionHeat();
   }
 
   /** Native counters and gauges, by name. */
@@ -142,8 +167,10 @@ export class MemServer extends NativeService<NativeMemServer> {
         capacityBytes: stats.capacity ?? 0,
         freeBytes: stats.free_bytes ?? 0,
         harvestableBytes: machineHarvestableBytes(options.headroom) ?? 0,
+        heat: { load: Math.round(this.heat.load() * 100) / 100, hot: this.heat.hot() },
       };
     };
+    this.measureHeat();
     const etcd = openEtcd(pool.endpoints);
     this.etcd = etcd;
     this.pool = await PoolMember.join({ ...pool, serverId: options.serverId, address }, capacity, this.logger, etcd);
@@ -159,5 +186,57 @@ export class MemServer extends NativeService<NativeMemServer> {
     this.reaper = reaper;
     reaper.start();
     this.registry.add(() => reaper.families());
+    if (pool.migrate !== undefined) this.startMigrator(options, etcd);
+    const self = `${this.address.host === '0.0.0.0' ? '127.0.0.1' : this.address.host}:${this.port}`;
+    const janitor = new MoveJanitor(pool.prefix, {
+      constants,
+      regionHeat: () => this.handle().regionHeat(),
+      connectSelf: (tenant) => this.connectAs(options.token, self, tenant, MIGRATE_STEP_TIMEOUT_MS),
+    }, this.logger, etcd);
+    this.janitor = janitor;
+    janitor.start();
+    this.registry.add(() => janitor.families());
+  }
+
+  // A migrator's or janitor's connection to a server as `tenant`, with the credential derived from
+  // the cluster token (every server of the pool holds the same one).
+  private async connectAs(token: string, address: string, tenant: string, timeoutMs: number): Promise<NativeTransportClient> {
+    const client = new addon.TransportClient();
+    const credential = token === '' ? '' : tenantCredential(token, tenant, constants.TENANT_CREDENTIAL_CONTEXT);
+    await client.connect(address, credential, tenant, timeoutMs);
+    return client;
+  }
+
+  // Samples the regions' access counters every HEAT_SAMPLE_MS into the heat meter, and serves the load.
+  private measureHeat(): void {
+    const sample = (): void => this.heat.sample(this.handle().regionHeat(), Date.now());
+    sample();
+    this.heatTimer = setInterval(sample, HEAT_SAMPLE_MS);
+    this.heatTimer.unref();
+    this.registry.add(() => [{
+      type: 'gauge',
+      name: 'pd3_memserver_load',
+      help: "This server's load as published in the pool: READs, WRITEs and PREFETCH hits per second over its regions, decayed.",
+      samples: [{ value: this.heat.load() }],
+    }]);
+  }
+
+  // Stands for the migrator's leadership; it connects to servers as each region's tenant.
+  private startMigrator(options: MemServerOptions, etcd: Etcd3): void {
+    const pool = options.pool!;
+    const migrate = pool.migrate!;
+    const token = options.token;
+    const migrator = new Migrator(
+      { prefix: pool.prefix, serverId: options.serverId, leaseTtlS: pool.leaseTtlS, intervalMs: migrate.intervalMs, ratio: migrate.ratio, graceS: migrate.graceS, stepTimeoutMs: MIGRATE_STEP_TIMEOUT_MS },
+      {
+        constants,
+        connect: (address, tenant, timeoutMs) => this.connectAs(token, address, tenant, timeoutMs),
+      },
+      this.logger,
+      etcd,
+    );
+    this.migrator = migrator;
+    migrator.start();
+    this.registry.add(() => migrator.families());
   }
 }

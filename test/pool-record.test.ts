@@ -85,12 +85,17 @@ describe('membership records', () => {
   });
 
   it('fuzzed: a mutated record is either parsed or refused with PoolRecordError, never anything else', () => {
+    for (const base of [encodeMemberRecord(GOOD), encodeMemberRecord({ ...GOOD, load: 812.5, hot: [{ region: (3 << 16) | 1, rate: 640.25 }, { region: (3 << 16) | 2, rate: 172.25 }] })]) {
+      fuzzMembers(base);
+    }
+  });
+
+  function fuzzMembers(base: string): void {
     let seed = 12345;
     const rand = (n: number): number => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % n;
     };
-    const base = encodeMemberRecord(GOOD);
     const alphabet = '{}[]":,0123456789-.eE+ truefalsnul\\\u0000\u00ff';
     let parsed = 0;
     let refused = 0;
@@ -107,6 +112,10 @@ describe('membership records', () => {
         const r = parseMemberRecord('/pd3', KEY, chars.join(''));
         expect(r.serverId).toBe(3);
         expect(r.freeBytes).toBeLessThanOrEqual(r.capacityBytes);
+        // Heat is both or neither, every hot region this server's, every number in range.
+        expect(r.load === undefined).toBe(r.hot === undefined);
+        for (const h of r.hot ?? []) expect(h.region >>> 16).toBe(3);
+        expect(Number.isFinite(r.load ?? 0) && (r.load ?? 0) >= 0).toBe(true);
         parsed++;
       } catch (e) {
         if (!(e instanceof PoolRecordError)) throw e;
@@ -116,7 +125,7 @@ describe('membership records', () => {
     // Both outcomes happen, so the fuzz reaches past the JSON parse.
     expect(parsed).toBeGreaterThan(100);
     expect(refused).toBeGreaterThan(1000);
-  });
+  }
 
   it('take a prefix that is absolute, without a trailing slash or spaces', () => {
     expect(checkPoolPrefix('/pd3')).toBe('/pd3');

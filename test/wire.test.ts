@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { constants as C, lzKeyHash, Pd3Host } from '../dist/host/index.js';
 import { addon } from '../dist/host/native.js';
-import { MAX_SERVER_ID } from '../dist/common/constants.js';
+import { MAX_SERVER_ID, REGION_LOCAL_BITS } from '../dist/common/constants.js';
 import { TENANT_NAME_MAX } from '../dist/common/tenant-record.js';
 import { uniqueName } from './helpers.js';
 
@@ -27,6 +27,7 @@ describe('wire constants', () => {
     expect(C.REGION_LOCAL_MAX).toBe(65535);
     // The settings' copy of the largest server id (checked before any addon loads) agrees.
     expect(MAX_SERVER_ID).toBe(C.MAX_SERVERS - 1);
+    expect(REGION_LOCAL_BITS).toBe(C.REGION_LOCAL_BITS);
     expect(TENANT_NAME_MAX).toBe(C.TENANT_MAX); // the TS settings check tenant names without the addon
     expect(C.SIZEOF_REQUEST).toBe(16);
     expect([C.REQUEST_OP_ID, C.REQUEST_RESERVED, C.REQUEST_REGION, C.REQUEST_OFFSET, C.REQUEST_SIZE]).toEqual([0, 2, 4, 8, 12]);

@@ -52,9 +52,6 @@ bool parse_endpoints(std::string_view text, std::vector<Endpoint>* out) {
   return !out->empty();
 }
 
-namespace {
-
-// Waits for `events` on fd until `deadline_ns`. Returns PD3_OK, PD3_E_TIMEOUT or PD3_E_UNAVAILABLE.
 int wait_fd(int fd, short events, uint64_t deadline_ns) {
   for (;;) {
     const uint64_t now = now_ns();
@@ -67,7 +64,6 @@ int wait_fd(int fd, short events, uint64_t deadline_ns) {
   }
 }
 
-}  // namespace
 
 int tcp_connect(const Endpoint& ep, int timeout_ms, int* fd) {
   addrinfo hints{};

@@ -40,6 +40,10 @@ int tcp_connect(const Endpoint& ep, int timeout_ms, int* fd);
 [[nodiscard]] int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms,
                                pd3_hello_reply* reply);
 
+// Waits until `fd` is ready for `events` (POLLIN / POLLOUT) or CLOCK_MONOTONIC passes `deadline_ns`.
+// Returns PD3_OK, PD3_E_TIMEOUT or PD3_E_UNAVAILABLE (the socket failed).
+int wait_fd(int fd, short events, uint64_t deadline_ns);
+
 // Writes all of buf to a non-blocking socket, waiting up to `timeout_ms` for room.
 // Returns PD3_OK, PD3_E_UNAVAILABLE or PD3_E_TIMEOUT.
 int send_all(int fd, const uint8_t* buf, size_t len, int timeout_ms);

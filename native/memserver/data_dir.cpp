@@ -124,6 +124,12 @@ int DataDir::map(const std::string& name, uint64_t max_bytes, Mapping* out, uint
   return Mapping::shared_file(fd.get(), uint64_t(st.st_size), out);
 }
 
+int DataDir::create_marker(const std::string& name) {
+  UniqueFd fd(openat(fd_.get(), name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return fail(PD3_E_SYS, "create %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));
+  return sync_dir();
+}
+
 int DataDir::remove(const std::string& name) {
   if (unlinkat(fd_.get(), name.c_str(), 0) != 0)
     return fail(PD3_E_SYS, "remove %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));

@@ -39,6 +39,9 @@ class DataDir {
   int map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size);
   // Deletes a file. Returns PD3_OK or PD3_E_SYS.
   int remove(const std::string& name);
+  // Creates the empty file `name` (a marker whose presence is the information), durably with
+  // `durable`. Returns PD3_OK (also when it exists) or PD3_E_SYS.
+  int create_marker(const std::string& name);
 
   const std::string& path() const { return path_; }
   bool durable() const { return durable_; }

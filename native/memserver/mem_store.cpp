@@ -37,6 +37,7 @@ class Store final : public MemStore {
   void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) override;
   int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) override;
   std::vector<TenantUsage> tenant_usage() const override { return regions_.usage(); }
+  std::vector<RegionHeat> region_heat() const override { return regions_.heat(); }
   int relieve_pressure(PressureResult* result) override;
   int sync() override;
   MemStoreStats stats() const override;
@@ -54,6 +55,7 @@ class Store final : public MemStore {
   void prefetch(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
   void control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
   void stats_text(const TransportRequest& req, FrameBuilder* out);
+  void move_control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
   // The region `id` if `tenant` owns it, or nullptr after answering PD3_E_BAD_REGION or
   // PD3_E_FORBIDDEN.
   Region* owned_region(const TransportRequest& req, uint32_t id, const Tenant& tenant, FrameBuilder* out);
@@ -62,6 +64,10 @@ class Store final : public MemStore {
   Region* checked_range(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out);
   void index_records(const Tenant& tenant, uint32_t region, uint32_t offset, const uint8_t* bytes, uint32_t len);
   void error(const TransportRequest& req, int status, FrameBuilder* out);
+  void moved(const TransportRequest& req, FrameBuilder* out) {
+    ++stats_.moved_refusals;
+    error(req, PD3_E_MOVED, out);
+  }
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
 
   MemStoreOptions options_;
@@ -158,8 +164,11 @@ Region* Store::checked_range(const TransportRequest& req, const Tenant& tenant, 
 
 void Store::read(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
   ++stats_.reads;
-  const Region* region = checked_range(req, tenant, out);
+  Region* region = checked_range(req, tenant, out);
   if (region == nullptr) return;
+  // Sealed: its name is being switched to the copy, whose bytes may change from then on.
+  if (region->move == MoveState::kSealed) return moved(req, out);
+  ++region->accesses;
   if (region->given_back) {  // what of the range is not in memory comes from the file (page faults)
     const uint64_t resident = region->memory.resident_bytes(req.offset, uint64_t(req.offset) + req.size);
     if (resident < req.size) {
@@ -176,6 +185,9 @@ void Store::write(const TransportRequest& req, const Tenant& tenant, FrameBuilde
   Region* region = checked_range(req, tenant, out);
   if (region == nullptr) return;
   if (req.data_len != req.size || req.data == nullptr) return error(req, PD3_E_INVAL, out);  // not from decode_request
+  // Frozen or sealed: the copy on the target is being made from these bytes; a write now would be lost.
+  if (region->move != MoveState::kNone) return moved(req, out);
+  ++region->accesses;
   std::memcpy(region->bytes() + req.offset, req.data, req.size);
   regions_.mark_written(region, req.offset, uint64_t(req.offset) + req.size);
   index_records(tenant, region->id, req.offset, req.data, req.size);
@@ -219,6 +231,9 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
   Region* region = regions_.find(address_region(address));
   const uint32_t at = address_offset(address);
   pd3_record_key k;
+  // A sealed region's record may be stale (its copy on the target is the live one): a miss, but the
+  // entry stays, since a thaw makes it good again.
+  if (region != nullptr && region->move == MoveState::kSealed) return prefetch_miss(req, out);
   if (region == nullptr || region->tenant != tenant.name || at >= region->capacity ||
       !records_.record_at_start(region->bytes() + at, region->capacity - at, &k) || k.key_len != key_len ||
       std::memcmp(region->bytes() + at + k.key_off, key, key_len) != 0) {
@@ -226,6 +241,7 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
     return prefetch_miss(req, out);
   }
   region->last_use = ++uses_;
+  ++region->accesses;
   // value_len fits 32 bits: the value lies inside the region (checked for a plug-in's answer).
   const uint32_t value_len = uint32_t(k.value_len);
   if (value_len > req.size) {
@@ -254,8 +270,36 @@ void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuil
       return;
     }
     case PD3_CTL_STATS: return stats_text(req, out);
+    case PD3_CTL_FREEZE:
+    case PD3_CTL_SEAL:
+    case PD3_CTL_THAW: return move_control(req, tenant, out);
     default: return error(req, PD3_E_BAD_OP, out);
   }
+}
+
+void Store::move_control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
+  Region* region = owned_region(req, req.offset, tenant, out);
+  if (region == nullptr) return;
+  MoveState next = region->move;
+  switch (req.region) {
+    case PD3_CTL_FREEZE:
+      // A sealed region may already be named elsewhere: freezing it again must not reopen it.
+      if (region->move == MoveState::kSealed) return moved(req, out);
+      next = MoveState::kFrozen;
+      break;
+    case PD3_CTL_SEAL:
+      // Only a frozen region: sealing one that took writes since would drop them from the copy.
+      if (region->move == MoveState::kNone) return error(req, PD3_E_INVAL, out);
+      next = MoveState::kSealed;
+      break;
+    default:  // PD3_CTL_THAW
+      if (region->move == MoveState::kNone) return error(req, PD3_E_INVAL, out);
+      if (req.size == PD3_THAW_IF_FROZEN && region->move == MoveState::kSealed) return moved(req, out);
+      next = MoveState::kNone;
+      break;
+  }
+  if (int rc = regions_.set_move(region, next); rc != PD3_OK) return error(req, rc, out);
+  out->response(req.op_id, PD3_OK, 0, nullptr, 0);
 }
 
 void Store::stats_text(const TransportRequest& req, FrameBuilder* out) {

@@ -60,6 +60,7 @@ struct MemStoreStats {
   uint64_t file_reads = 0;         // reads that found part of their range only in the backing file
   uint64_t file_read_bytes = 0;    // bytes of those reads that came from the file
   uint64_t pressure_events = 0;    // relieve_pressure calls that found MemAvailable under the headroom
+  uint64_t moved_refusals = 0;     // requests answered PD3_E_MOVED: their region was frozen or sealed for a move
 };
 
 // What relieve_pressure found and did.
@@ -102,6 +103,8 @@ class MemStore {
   [[nodiscard]] virtual int reclaim_tenant(const std::string& tenant, ReclaimResult* freed) = 0;
   // Regions and bytes per tenant.
   virtual std::vector<TenantUsage> tenant_usage() const = 0;
+  // Every region's access count and move state (the pool's heat; empty for stores without regions).
+  virtual std::vector<RegionHeat> region_heat() const { return {}; }
 
   // Dodo's reclamation: when MemAvailable is below `headroom` of MemTotal, gives the memory of the
   // coldest regions back to the machine (written to their files, then dropped from DRAM) until the

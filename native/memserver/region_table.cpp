@@ -17,6 +17,7 @@ namespace pd3 {
 namespace {
 constexpr const char* kFilePrefix = "region-";
 constexpr const char* kFileSuffix = ".pd3";
+constexpr const char* kSealedSuffix = ".sealed";  // marker of a sealed region: "<region file>.sealed"
 }  // namespace
 
 std::string RegionTable::file_name(uint32_t local, const std::string& tenant) {
@@ -77,6 +78,9 @@ int RegionTable::load() {
                   dir_->path().c_str(), name.c_str(), (unsigned long long)size, kAlign, kAlign, kMaxCapacity);
     region->id = pd3_region_id(server_id_, local);
     region->capacity = uint32_t(size);
+    // A frozen region's move was given up by the restart (its seal, if the mover gets that far,
+    // is refused); a sealed one stays sealed.
+    if (dir_->exists(name + kSealedSuffix)) region->move = MoveState::kSealed;
     region->tenant = std::move(tenant);
     add(std::move(region));
   }
@@ -137,12 +141,24 @@ int RegionTable::deallocate(uint32_t id) {
   const uint32_t local = pd3_region_local(id);
   if (dir_ != nullptr) {
     if (int rc = dir_->remove(file_name(local, region->tenant)); rc != PD3_OK) return rc;
+    // The marker after the region: a crash in between leaves a marker without a region, ignored.
+    if (region->move == MoveState::kSealed) (void)dir_->remove(file_name(local, region->tenant) + kSealedSuffix);
   }
   --count_;
   allocated_ -= region->capacity;
   regions_[local].reset();
   free_locals_.push_back(local);
   std::push_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());
+  return PD3_OK;
+}
+
+int RegionTable::set_move(Region* region, MoveState next) {
+  const bool was_sealed = region->move == MoveState::kSealed, sealed = next == MoveState::kSealed;
+  if (dir_ != nullptr && was_sealed != sealed) {
+    const std::string marker = file_name(pd3_region_local(region->id), region->tenant) + kSealedSuffix;
+    if (int rc = sealed ? dir_->create_marker(marker) : dir_->remove(marker); rc != PD3_OK) return rc;
+  }
+  region->move = next;
   return PD3_OK;
 }
 
@@ -209,6 +225,15 @@ int RegionTable::sync(uint64_t* flushes) {
   }
   dirty_.erase(dirty_.begin(), dirty_.begin() + ptrdiff_t(done));
   return rc;
+}
+
+std::vector<RegionHeat> RegionTable::heat() const {
+  std::vector<RegionHeat> out;
+  out.reserve(count_);
+  for (const std::unique_ptr<Region>& r : regions_) {
+    if (r != nullptr) out.push_back(RegionHeat{r->id, r->capacity, r->tenant, r->accesses, r->move});
+  }
+  return out;
 }
 
 }  // namespace pd3

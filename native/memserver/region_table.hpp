@@ -16,6 +16,13 @@
 
 namespace pd3 {
 
+// Where a region stands in a move to another server (pd3/wire.h PD3_CTL_FREEZE/SEAL/THAW).
+enum class MoveState : uint8_t {
+  kNone,    // served as usual
+  kFrozen,  // being copied: WRITEs are refused PD3_E_MOVED so the copy misses none, READs served
+  kSealed,  // copied; its name is being (or was) switched: every access is refused PD3_E_MOVED
+};
+
 // One allocated region.
 struct Region {
   uint32_t id = 0;        // global region id
@@ -23,10 +30,21 @@ struct Region {
   std::string tenant;     // the owner: only its connections may touch the region ("" = default tenant)
   uint64_t last_use = 0;  // the store's request count at its last access: smaller is colder
   bool given_back = false;  // its memory was given back to the machine: reads may come from the file
+  MoveState move = MoveState::kNone;  // kSealed survives a restart (RegionTable::set_move); kFrozen does not
+  uint64_t accesses = 0;  // READs, WRITEs and PREFETCH hits served from it: the heat the pool's migrator reads
   Mapping memory;         // exactly `capacity` bytes are used
   uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
   uint64_t dirty_hi = 0;
   uint8_t* bytes() const { return memory.data(); }
+};
+
+// One region's access count, for the pool's heat measurement (memserver/heat.ts turns counts into rates).
+struct RegionHeat {
+  uint32_t id = 0;
+  uint32_t capacity = 0;
+  std::string tenant;
+  uint64_t accesses = 0;
+  MoveState move = MoveState::kNone;
 };
 
 // What one tenant holds on a server.
@@ -66,9 +84,16 @@ class RegionTable {
   // file, so nothing of it is left for sync(), and dropped from memory; sets *released to the bytes
   // that left. Returns PD3_OK, PD3_E_INVAL (anonymous) or PD3_E_SYS.
   [[nodiscard]] int give_back(Region* region, uint64_t* released);
+  // Every region's access count, in id order.
+  std::vector<RegionHeat> heat() const;
   // Every region, coldest (smallest last_use) first.
   std::vector<Region*> coldest_first() const;
 
+  // Sets `region`'s move state. With a data directory a sealed region keeps a marker file next to
+  // its own ("<region file>.sealed"), so a restarted server still refuses it: its name may already
+  // name the copy elsewhere, and a write here would be lost. Returns PD3_OK or PD3_E_SYS (the state
+  // is unchanged then).
+  [[nodiscard]] int set_move(Region* region, MoveState next);
   // Records that [lo, hi) of `region` was written (kept only when the data directory is durable).
   void mark_written(Region* region, uint64_t lo, uint64_t hi);
   // msyncs the written range of every region written since the last call; adds the msync calls

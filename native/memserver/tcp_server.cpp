@@ -297,6 +297,10 @@ int TcpServer::next_timeout_ms() const {
     const int check = ms_until(pressure_check_ns_, now);
     ms = ms < 0 ? check : std::min(ms, check);
   }
+  if (live_.frames + live_.sync_failures != heat_runs_) {  // frames ran since the heat was published
+    const int heat = ms_until(heat_ns_ + kHeatPublishNs, now);
+    ms = ms < 0 ? heat : std::min(ms, heat);
+  }
   return ms;
 }
 
@@ -340,7 +344,12 @@ void TcpServer::run_commands() {
                tenant.c_str(), (unsigned long long)freed.regions, (unsigned long long)freed.bytes,
                (unsigned long long)freed.index_entries);
   }
-  if (!reclaims.empty()) store_runs_ = ~0ull;  // refresh the store's counters and tenants at publish()
+  if (!reclaims.empty()) store_runs_ = heat_runs_ = ~0ull;  // refresh the store's counters, tenants and heat at publish()
+}
+
+std::vector<RegionHeat> TcpServer::region_heat() const {
+  std::lock_guard lock(snapshot_mu_);
+  return snapshot_heat_;
 }
 
 std::vector<TenantUsage> TcpServer::tenants() const {
@@ -354,6 +363,8 @@ void TcpServer::publish() {
   const uint64_t runs = live_.frames + live_.sync_failures;
   bool tenants_changed = false;
   std::vector<TenantUsage> tenants;
+  bool heat_changed = false;
+  std::vector<RegionHeat> heat;
   if (runs != store_runs_) {
     live_.store = store_->stats();
     live_.free_bytes = store_->free_bytes();
@@ -367,8 +378,16 @@ void TcpServer::publish() {
       tenants_changed = true;
     }
   }
+  // Not after every pass, but never left stale: next_timeout_ms() wakes the loop for the last one.
+  if (const uint64_t now = now_ns(); runs != heat_runs_ && now - heat_ns_ >= kHeatPublishNs) {
+    heat = store_->region_heat();
+    heat_ns_ = now;
+    heat_runs_ = runs;
+    heat_changed = true;
+  }
   std::lock_guard lock(snapshot_mu_);
   if (tenants_changed) snapshot_tenants_.swap(tenants);
+  if (heat_changed) snapshot_heat_.swap(heat);
   snapshot_ = live_;
   snapshot_histogram_ = live_histogram_;
 }

@@ -74,6 +74,8 @@ class TcpServer {
   BatchHistogram batch_histogram() const;
   // Regions and bytes per tenant, as of the last region allocated or freed. Thread-safe.
   std::vector<TenantUsage> tenants() const;
+  // Every region's access count and move state, as of at most kHeatPublishNs ago. Thread-safe.
+  std::vector<RegionHeat> region_heat() const;
   // Asks the loop to free every region of `tenant` (MemStore::reclaim_tenant) and returns at once;
   // the loop logs tenant.reclaimed with what it freed, and tenants() then shows the tenant gone.
   // Thread-safe.
@@ -133,6 +135,10 @@ class TcpServer {
   uint64_t rejects_logged_ = 0;   // record parser rejects as of the last store.record_parser_rejected
   uint64_t rejects_log_ns_ = 0;   // when that was logged
   uint64_t pressure_check_ns_ = 0;  // when relieve_pressure runs next
+  uint64_t heat_ns_ = 0;          // when the region heat was last published
+  uint64_t heat_runs_ = ~0ull;    // frames run when it was
+  // The heat is a list as long as the regions: published at most this often, not after every pass.
+  static constexpr uint64_t kHeatPublishNs = 100'000'000;
   TcpServerStats live_;
   BatchHistogram live_histogram_{};
   ConnectionContext context_;
@@ -141,6 +147,7 @@ class TcpServer {
   mutable std::mutex snapshot_mu_;
   TcpServerStats snapshot_;
   std::vector<TenantUsage> snapshot_tenants_;
+  std::vector<RegionHeat> snapshot_heat_;
   BatchHistogram snapshot_histogram_{};
 
   // epoll user data of the two non-connection fds; connections get ids from kFirstConnectionId.

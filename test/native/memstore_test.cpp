@@ -320,7 +320,7 @@ TEST(memstore_bad_regions) {
   CHECK_EQ(deallocate(*s, b), PD3_E_BAD_REGION);            // twice
   CHECK_EQ(read(*s, a, 0, 8).status, PD3_OK);
   // Unknown CONTROL sub-operations.
-  for (uint16_t sub : {0, 4, 0xFFFF}) CHECK_EQ(run(*s, request(PD3_OP_CONTROL, sub, 0, 0)).status, PD3_E_BAD_OP);
+  for (uint32_t sub : {0u, PD3_CTL_THAW + 1, 0xFFFFu}) CHECK_EQ(run(*s, request(PD3_OP_CONTROL, sub, 0, 0)).status, PD3_E_BAD_OP);
   CHECK_EQ(s->stats().regions, 1u);
 }
 
@@ -1135,4 +1135,121 @@ TEST(memstore_give_back_needs_a_data_dir_and_a_meminfo) {
   auto missing = open_store(o);
   REQUIRE(missing->relieve_pressure(&r) == PD3_OK);
   CHECK_EQ(r.regions, 0u);
+}
+
+namespace {
+int move_control(MemStore& s, uint32_t op, uint32_t region, const pd3::Tenant& t = {}) {
+  return run(s, request(PD3_OP_CONTROL, op, region, 0), t).status;
+}
+
+uint64_t accesses_of(const MemStore& s, uint32_t region) {
+  for (const pd3::RegionHeat& h : s.region_heat())
+    if (h.id == region) return h.accesses;
+  return ~0ull;
+}
+}  // namespace
+
+// A region's move states (pd3/wire.h PD3_CTL_FREEZE/SEAL/THAW): frozen refuses writes only, sealed
+// refuses every access and hides its keys from prefetches, thaw restores both; bad transitions,
+// other tenants and unknown regions are refused, and nothing written is lost across them.
+TEST(memstore_move_states) {
+  auto s = open_store(options());
+  const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
+  const uint32_t r = must_allocate(*s, 4096, nullptr, a);
+  CHECK_EQ(write(*s, r, 0, record("k", "before"), a), PD3_OK);
+  CHECK_EQ(accesses_of(*s, r), 1u);
+  // Bad transitions and bad callers change nothing.
+  CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_E_INVAL);  // never sealed unfrozen
+  CHECK_EQ(move_control(*s, PD3_CTL_THAW, r, a), PD3_E_INVAL);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, b), PD3_E_FORBIDDEN);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r + 1, a), PD3_E_BAD_REGION);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, 0, a), PD3_E_BAD_REGION);
+  CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW + 1, r, 0), a).status, PD3_E_BAD_OP);
+  CHECK_EQ(write(*s, r, 0, record("k", "second"), a), PD3_OK);
+  // Frozen: writes refused (and not applied), reads and prefetches served; freezing again is fine.
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
+  CHECK_EQ(write(*s, r, 0, record("k", "frozen"), a), PD3_E_MOVED);
+  CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "second");
+  CHECK_EQ(read(*s, r, 0, 16, a).status, PD3_OK);
+  // Sealed: every access refused, keys missed; a freeze cannot reopen it.
+  CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_OK);
+  const Reply sealed = read(*s, r, 0, 16, a);
+  CHECK_EQ(sealed.status, PD3_E_MOVED);
+  CHECK(sealed.data.empty());
+  CHECK_EQ(write(*s, r, 0, record("k", "sealed"), a), PD3_E_MOVED);
+  CHECK_EQ(prefetch(*s, "k", 1u << 20, a).status, PD3_E_NOT_FOUND);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_E_MOVED);
+  CHECK_EQ(read(*s, r, 0, 16, b).status, PD3_E_FORBIDDEN);  // ownership still comes first
+  // A thaw "if frozen" leaves a sealed region sealed.
+  CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW, r, PD3_THAW_IF_FROZEN), a).status, PD3_E_MOVED);
+  CHECK_EQ(read(*s, r, 0, 16, a).status, PD3_E_MOVED);
+  // Thawed (a move given up): serves as before, with the last acknowledged bytes.
+  CHECK_EQ(move_control(*s, PD3_CTL_THAW, r, a), PD3_OK);
+  CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "second");
+  CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
+  CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "after");
+  CHECK(stats_text(*s).find("errors=") != std::string::npos);
+  CHECK_EQ(s->stats().moved_refusals, 6u);  // the frozen write, the sealed read, write and refreeze, the thaw if frozen, the read
+  // A sealed region can still be freed by its owner (after a move's grace).
+  // A thaw "if frozen" of a frozen region thaws it.
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
+  CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW, r, PD3_THAW_IF_FROZEN), a).status, PD3_OK);
+  CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
+  CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
+  CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_OK);
+  CHECK_EQ(deallocate(*s, r, a), PD3_OK);
+  CHECK_EQ(read(*s, r, 0, 16, a).status, PD3_E_BAD_REGION);
+}
+
+// Heat: every READ, WRITE and PREFETCH hit served counts once on its region; refusals do not.
+TEST(memstore_region_heat_counts_served_accesses) {
+  auto s = open_store(options());
+  const uint32_t r1 = must_allocate(*s, 4096), r2 = must_allocate(*s, 4096);
+  CHECK_EQ(write(*s, r1, 0, record("hot", "v")), PD3_OK);
+  for (int i = 0; i < 10; ++i) CHECK_EQ(read(*s, r1, 0, 8).status, PD3_OK);
+  CHECK_EQ(prefetch(*s, "hot").status, PD3_OK);
+  CHECK_EQ(prefetch(*s, "missing").status, PD3_E_NOT_FOUND);
+  CHECK_EQ(read(*s, r2, 4096, 8).status, PD3_E_RANGE);
+  CHECK_EQ(accesses_of(*s, r1), 12u);
+  CHECK_EQ(accesses_of(*s, r2), 0u);
+  CHECK_EQ(s->region_heat().size(), 2u);
+}
+
+// A sealed region stays sealed across a restart (its name may name the copy elsewhere by then); a
+// frozen one is served again (the move was given up); freeing a sealed region removes its marker.
+TEST(memstore_seal_survives_reopen) {
+  TempDir d;
+  REQUIRE(!d.path.empty());
+  const MemStoreOptions o = options(64u << 20, d.path);
+  const pd3::Tenant a = pd3::Tenant::named("alpha");
+  uint32_t sealed = 0, frozen = 0, thawed = 0;
+  {
+    auto s = open_store(o);
+    sealed = must_allocate(*s, 4096, nullptr, a);
+    frozen = must_allocate(*s, 4096, nullptr, a);
+    thawed = must_allocate(*s, 4096, nullptr, a);
+    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(write(*s, r, 0, record("k" + std::to_string(r), "v"), a) == PD3_OK);
+    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(move_control(*s, PD3_CTL_FREEZE, r, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_SEAL, sealed, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_SEAL, thawed, a) == PD3_OK);
+    REQUIRE(move_control(*s, PD3_CTL_THAW, thawed, a) == PD3_OK);
+    CHECK(d.has("region-1@alpha.pd3.sealed"));
+    CHECK(!d.has("region-3@alpha.pd3.sealed"));
+  }
+  {
+    auto s = open_store(o);
+    CHECK_EQ(s->stats().regions, 3u);
+    CHECK_EQ(read(*s, sealed, 0, 8, a).status, PD3_E_MOVED);
+    CHECK_EQ(write(*s, sealed, 0, record("k", "lost?"), a), PD3_E_MOVED);
+    CHECK_EQ(read(*s, frozen, 0, 8, a).status, PD3_OK);
+    CHECK_EQ(write(*s, frozen, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(move_control(*s, PD3_CTL_SEAL, frozen, a), PD3_E_INVAL);  // a mover that went on would be refused
+    CHECK_EQ(write(*s, thawed, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(deallocate(*s, sealed, a), PD3_OK);
+    CHECK(!d.has("region-1@alpha.pd3.sealed"));
+    CHECK(!d.has("region-1@alpha.pd3"));
+  }
+  auto s = open_store(o);
+  CHECK_EQ(s->stats().regions, 2u);
 }

@@ -56,6 +56,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
          InstanceMethod<&MemServerHandle::BatchHistogram>("batchHistogram"),
          InstanceMethod<&MemServerHandle::TakeLogs>("takeLogs"), InstanceMethod<&MemServerHandle::Tenants>("tenants"),
          InstanceMethod<&MemServerHandle::ReclaimTenant>("reclaimTenant"),
+         InstanceMethod<&MemServerHandle::RegionHeat>("regionHeat"),
          InstanceMethod<&MemServerHandle::Close>("close")});
     exports.Set("MemServerHandle", cls);
   }
@@ -149,6 +150,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("file_reads", s.store.file_reads);
     set("file_read_bytes", s.store.file_read_bytes);
     set("pressure_events", s.store.pressure_events);
+    set("moved_refusals", s.store.moved_refusals);
     return o;
   }
 
@@ -161,6 +163,24 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
       o.Set("tenant", usage[i].tenant);
       o.Set("regions", double(usage[i].regions));
       o.Set("bytes", double(usage[i].bytes));
+      out.Set(i, o);
+    }
+    return out;
+  }
+
+  // regionHeat(): [{region, capacity, tenant, accesses, move}] for every region; move is
+  // "none", "frozen" or "sealed".
+  Napi::Value RegionHeat(const Napi::CallbackInfo& info) {
+    const std::vector<pd3::RegionHeat> heat = server_->region_heat();
+    Napi::Array out = Napi::Array::New(info.Env(), heat.size());
+    for (uint32_t i = 0; i < heat.size(); ++i) {
+      Napi::Object o = Napi::Object::New(info.Env());
+      o.Set("region", double(heat[i].id));
+      o.Set("capacity", double(heat[i].capacity));
+      o.Set("tenant", heat[i].tenant);
+      o.Set("accesses", double(heat[i].accesses));
+      const pd3::MoveState m = heat[i].move;
+      o.Set("move", m == pd3::MoveState::kNone ? "none" : m == pd3::MoveState::kFrozen ? "frozen" : "sealed");
       out.Set(i, o);
     }
     return out;

@@ -26,6 +26,7 @@ void init_agent(Napi::Env env, Napi::Object exports);
 void init_host_view(Napi::Env env, Napi::Object exports);
 void init_engine(Napi::Env env, Napi::Object exports);
 void init_memserver(Napi::Env env, Napi::Object exports);
+void init_transport_client(Napi::Env env, Napi::Object exports);
 void init_parsers(Napi::Env env, Napi::Object exports);
 
 // Throws a JS Error with .code = status name and .status = the negative code, message from

@@ -45,7 +45,8 @@ extern "C" {
   X(PD3_E_AUTH, 24, "auth token refused by the memory server")                                    \
   X(PD3_E_PROTOCOL, 25, "protocol violation (malformed frame, hello or request)")                \
   X(PD3_E_TIMEOUT, 26, "memory server did not answer in time")                                  \
-  X(PD3_E_FORBIDDEN, 27, "region belongs to another tenant")
+  X(PD3_E_FORBIDDEN, 27, "region belongs to another tenant")                                   \
+  X(PD3_E_MOVED, 28, "region is moving or moved to another server: re-resolve its name and retry")
 
 typedef enum pd3_status {
 #define PD3_STATUS_ENUM(name, value, text) name = -(value),

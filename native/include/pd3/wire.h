@@ -38,6 +38,18 @@ static inline uint32_t pd3_id_of(uint16_t op_id) { return (uint32_t)op_id & PD3_
 #define PD3_CTL_ALLOCATE 1u   /* size = bytes wanted; response data = pd3_alloc_reply */
 #define PD3_CTL_DEALLOCATE 2u /* offset = region id to release (a full 32-bit region id) */
 #define PD3_CTL_STATS 3u      /* response data = implementation-defined text */
+/* Hot-region migration (docs/pool.md, "Moving hot regions"); offset = the region id, owner only.
+ * A region's move state goes NONE → FROZEN → SEALED, and back to NONE by THAW before the pool's
+ * name record is switched; a SEALED region whose name was switched stays SEALED until freed. */
+#define PD3_CTL_FREEZE 4u /* NONE/FROZEN → FROZEN: WRITEs answer PD3_E_MOVED, READs still served.
+                             PD3_E_MOVED if SEALED */
+#define PD3_CTL_SEAL 5u   /* FROZEN/SEALED → SEALED: every READ, WRITE and PREFETCH hit answers
+                             PD3_E_MOVED (prefetches miss). PD3_E_INVAL if NONE (never sealed unfrozen) */
+#define PD3_CTL_THAW 6u   /* FROZEN/SEALED → NONE: serves as before (a move given up). PD3_E_INVAL if NONE.
+                             With size = PD3_THAW_IF_FROZEN a SEALED region answers PD3_E_MOVED and
+                             stays sealed (a server thawing a move it finds stuck, which must never
+                             reopen a region whose name may already name its copy) */
+#define PD3_THAW_IF_FROZEN 1u
 
 /* ---- ring slot framing ------------------------------------------------------------------------- */
 
