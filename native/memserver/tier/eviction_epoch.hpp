@@ -1,7 +1,7 @@
 // eviction_epoch.hpp — epoch-approximated LRU (after ScaleStore, SIGMOD'22; docs/tier-policies.md):
 // a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
-// none when it is already current), and a background sampler looks at a few thousand random frames
-// per pass and queues the coldest as victim candidates. The hit path takes no lock and moves no
+// none when it is already current), and a background sampler looks at a few thousand frames (a run
+// from a random start) per pass and queues the oldest eighth as victim candidates. The hit path takes no lock and moves no
 // list node; victim() pops a candidate that is still as cold as when it was sampled.
 #pragma once
 
@@ -43,8 +43,9 @@ class EpochPolicy final : public EvictionPolicy {
   void on_drop(FrameId frame) override;
   FrameId victim(const FrameView& view) override;
 
-  // The global epoch (starts at 1; 0 marks an empty frame).
-  uint64_t epoch() const;
+  // The global epoch (starts at 1; 0 marks an empty frame, and is skipped when the count wraps,
+  // every 2^32 periods: ages are computed modulo 2^32).
+  uint32_t epoch() const;
   void advance_epoch();
   Temperature temperature(FrameId frame) const;
   // One sampler pass on the calling thread: samples, queues the coldest; returns how many it queued.
@@ -56,9 +57,13 @@ class EpochPolicy final : public EvictionPolicy {
   // A frame queued by a pass, with the last epoch it had then: if that changed, it was used since.
   struct Candidate {
     FrameId frame;
-    uint64_t epoch;
+    uint32_t epoch;
   };
-  void sample_into(uint64_t* rng, std::vector<Candidate>* out) const;
+  static constexpr uint32_t kAgeBuckets = 16;  // ages 0 (hot), 1 (warm), 2 .. 14, 15 and older
+  // Epochs from `last` to `g` (0 when `last` is not older: a stale read of g).
+  static uint32_t age(uint32_t g, uint32_t last);
+  static uint32_t age_bucket(uint32_t g, uint32_t last);
+  void sample_into(uint64_t* rng, std::vector<Candidate>* seen, std::vector<Candidate>* out) const;
   FrameId pop_valid(const FrameView& view);
   FrameId scan_all(const FrameView& view) const;
   void sampler_loop(std::stop_token stop);
@@ -67,15 +72,19 @@ class EpochPolicy final : public EvictionPolicy {
   const uint32_t sample_;    // frames per pass (all of them when the pool is smaller)
   const uint32_t per_pass_;  // candidates a pass queues: the coldest eighth of the sample
   const uint64_t period_us_;
-  std::unique_ptr<std::atomic<uint64_t>[]> last_;  // per frame: last epoch used, 0 = empty
-  std::atomic<uint64_t> epoch_{1};
+  // Per frame: last epoch used, 0 = empty. 32 bits: 16 frames per cache line, so the lines the
+  // sampler reads and the owner writes once per epoch are half as many as with 64.
+  std::unique_ptr<std::atomic<uint32_t>[]> last_;
+  std::atomic<uint32_t> epoch_{1};
   uint64_t owner_rng_;             // victim()'s own passes
   std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, coldest at the back
+  std::vector<Candidate> owner_seen_;    // owner's passes: the sample read
+  std::vector<Candidate> sampler_seen_;  // refill()'s passes: the sample read
 
-  std::mutex mu_;                  // guards queue_, refill_wanted_, sampler_rng_
-  std::condition_variable_any wake_;
+  std::mutex mu_;                  // guards queue_, drained_, sampler_rng_
+  std::condition_variable_any wake_;  // only to wake the sampler early when it must stop
   std::vector<Candidate> queue_;   // filled by passes, emptied by victim()
-  bool refill_wanted_ = false;
+  bool drained_ = false;           // victim() took the queue since the sampler last looked
   uint64_t sampler_rng_;
   std::jthread sampler_;           // last: stopped and joined before the members it uses go
 };
