@@ -89,6 +89,10 @@ void EpochPolicy::sample_into(uint64_t* rng, std::vector<Candidate>* out) const 
   auto colder = [](const Candidate& a, const Candidate& b) { return a.epoch < b.epoch || (a.epoch == b.epoch && a.frame < b.frame); };
   std::partial_sort(seen.begin(), seen.begin() + keep, seen.end(), colder);
   seen.resize(keep);
+  // Hot frames (used in the current epoch) are queued only when the sample held nothing older.
+  const uint64_t g = epoch();
+  if (!seen.empty() && seen.front().epoch < g)
+    seen.erase(std::find_if(seen.begin(), seen.end(), [g](const Candidate& c) { return c.epoch >= g; }), seen.end());
   // Coldest last: victim() pops from the back.
   out->insert(out->end(), seen.rbegin(), seen.rend());
 }
