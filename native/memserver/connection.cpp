@@ -87,8 +87,12 @@ void Connection::pump() {
   if (peer_done_ && !paused_ && !parked_) end_of_input();
 }
 
-void Connection::resume() {
-  if (parked_) pump();
+bool Connection::resume() {
+  if (!parked_) return false;
+  const uint64_t frames = frames_;
+  const uint32_t next = frame_.next;
+  pump();
+  return frames_ != frames || frame_.next != next || !open();
 }
 
 bool Connection::execute_buffered() {

@@ -56,8 +56,9 @@ class Connection {
   void expire_hello(uint64_t now_ns);
   // Closes the socket now, logging conn.close with `reason`; unsent responses are dropped.
   void close(const char* reason);
-  // Retries a parked frame (the tier's I/O progressed).
-  void resume();
+  // Retries a parked frame (the tier's I/O progressed); true if it got further (records ran, which
+  // released pins other parked requests may be waiting for).
+  bool resume();
   bool parked() const { return parked_; }
 
   bool open() const { return phase_ != Phase::kClosed; }

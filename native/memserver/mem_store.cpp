@@ -374,10 +374,11 @@ const uint8_t* Store::bytes_of(const Region& region, uint64_t offset, uint64_t l
 }
 
 uint64_t Store::record_span(const Region& region, uint32_t at, const TransportRequest& req) const {
-  // A record's framing (header, or a plug-in format's) is assumed to fit in 4 KiB beyond the key
-  // and a value of the size asked for.
-  constexpr uint64_t kFramingSlack = 4096;
-  return std::min<uint64_t>(region.capacity - at, kFramingSlack + PD3_MAX_KEY_LEN + uint64_t(req.size));
+  // A record's framing (the built-in header, or a plug-in format's) is assumed to fit in 256 bytes
+  // beyond the key (as long as the one asked for) and a value of the size asked for; never more than the frames can hold at once.
+  constexpr uint64_t kFramingSlack = 256;
+  const uint64_t pool = uint64_t(tier_->frames()) * tier_->page_size() - at % tier_->page_size();
+  return std::min({uint64_t(region.capacity - at), kFramingSlack + req.data_len + uint64_t(req.size), pool});
 }
 
 Region* Store::indexed_region(uint64_t address, const Tenant& tenant) const {

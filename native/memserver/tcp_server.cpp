@@ -192,19 +192,25 @@ void TcpServer::on_store_io() {
 }
 
 void TcpServer::resume_parked() {
-  for (auto it = conns_.begin(); it != conns_.end();) {
-    const auto next = std::next(it);
-    if (it->second->parked()) {
-      try {
-        it->second->resume();
-      } catch (const std::bad_alloc&) {
-        log_.log(LogLevel::kError, "conn.out_of_memory", "conn %llu: out of memory while serving it",
-                 (unsigned long long)it->first);
-        it->second->close("out of memory");
+  // Until a round moves no parked connection: one that ran records released pins that an earlier
+  // one in the same round may have been waiting for, and no event would wake it again.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      const auto next = std::next(it);
+      if (it->second->parked()) {
+        try {
+          progress |= it->second->resume();
+        } catch (const std::bad_alloc&) {
+          log_.log(LogLevel::kError, "conn.out_of_memory", "conn %llu: out of memory while serving it",
+                   (unsigned long long)it->first);
+          it->second->close("out of memory");
+          progress = true;
+        }
+        settle(it);  // may erase it
       }
-      settle(it);  // may erase it
+      it = next;
     }
-    it = next;
   }
 }
 

@@ -24,6 +24,7 @@ namespace {
 using pd3::tier::IoCompletion;
 using pd3::tier::IoOp;
 using pd3::tier::TierIo;
+using pd3test::Rng;
 
 constexpr uint32_t kPage = 4096;
 

@@ -30,6 +30,7 @@ using pd3::MemStoreOptions;
 using pd3::SyncMode;
 using pd3::TransportRequest;
 using Bytes = std::vector<uint8_t>;
+using pd3test::Rng;
 namespace tier = pd3::tier;
 
 constexpr uint16_t kServer = 3;

@@ -123,6 +123,12 @@ bool Tier::evictable(FrameId frame) const {
   return fr.retry_ns == 0 || now_ns() >= fr.retry_ns;
 }
 
+bool Tier::any_pinned() const {
+  for (FrameId f = 0; f < pool_->frames(); ++f)
+    if (pool_->at(f).pins > 0) return true;
+  return false;
+}
+
 void Tier::pin(FrameId f, Pins* pins) {
   Frame& fr = pool_->at(f);
   ++fr.pins;
@@ -168,7 +174,10 @@ int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins)
     const FrameId f = take_frame(false);
     if (f == kNoFrame) {
       release(pins);
-      if (in_flight_ == 0) {
+      // Frames pinned by other requests come free when those run (their reads are in flight, or
+      // they are parked behind them); with none pinned and nothing in flight, every frame holds a
+      // page whose write-back failed, and waiting would be forever.
+      if (in_flight_ == 0 && !any_pinned()) {
         pins->missed.clear();
         return fail(PD3_E_NOSPACE, "no DRAM frame can be freed: the pages in them could not be written back");
       }

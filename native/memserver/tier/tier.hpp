@@ -99,6 +99,7 @@ class Tier final : public FrameView {
        std::unique_ptr<EvictionPolicy> eviction, std::unique_ptr<PrefetchPolicy> prefetch);
   RegionFile* region(uint32_t id) const;
   void pin(FrameId f, Pins* pins);
+  bool any_pinned() const;
   // A frame to load into: a free one, else the eviction policy's clean victim (dirty victims get a
   // write-back started and are passed over). kNoFrame if none now. `for_prefetch`: only a free
   // frame or a clean victim that is not itself an unused prefetch, and no write-back is started.
