@@ -146,7 +146,7 @@ Bytes read_bytes(MemStore& s, uint32_t region, uint32_t off, uint32_t len, int* 
   return r.data;
 }
 
-// Random reads and writes of up to three pages over a 16-page region held in 3 frames, each checked
+// Random reads and writes spanning up to three pages over a 16-page region held in 3 frames, each checked
 // against a byte model; then the store is reopened (the tier starts empty) and all of it compared.
 void model_run(tier::IoKind io, SyncMode sync, uint64_t seed) {
   TempDir dir;
@@ -159,7 +159,7 @@ void model_run(tier::IoKind io, SyncMode sync, uint64_t seed) {
     Rng rng(seed);
     int waits = 0;
     for (int i = 0; i < 600; ++i) {
-      const uint32_t len = 1 + rng.below(3 * kPage - 1);
+      const uint32_t len = 1 + rng.below(2 * kPage);  // at most three pages: the pool has three frames
       const uint32_t off = rng.below(kRegion - len + 1);
       if (rng.below(2) == 0) {
         Bytes b(len);
