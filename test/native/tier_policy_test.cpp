@@ -262,8 +262,8 @@ TEST(tier_policy_epoch_rejects_candidates_used_since_sampling) {
   for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
   ep.advance_epoch();
   for (FrameId f = 2; f < frames; f++) ep.on_hit(f, false);  // 0 and 1 stay old
-  CHECK_EQ(ep.candidates_per_pass(), 2u);                    // 16 / 8
-  CHECK_EQ(ep.refill(), 2u);                                 // queues 0 and 1
+  CHECK_EQ(ep.candidates_per_pass(), 4u);                    // 16 / 4
+  CHECK_EQ(ep.refill(), 2u);                                 // queues 0 and 1 (not the hot ones)
   ep.on_hit(0, false);                                       // 0 is used after the pass
   ep.on_drop(1);                                             // 1 leaves
   ep.advance_epoch();

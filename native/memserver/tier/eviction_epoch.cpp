@@ -29,7 +29,7 @@ uint32_t EpochPolicy::age_bucket(uint32_t g, uint32_t last) { return std::min(ag
 EpochPolicy::EpochPolicy(uint32_t frames, const EvictionOptions& options, bool start_sampler)
     : frames_(frames),
       sample_(std::min(std::max<uint32_t>(options.epoch_sample, 1), frames)),
-      per_pass_(std::max<uint32_t>(1, std::min(std::max<uint32_t>(options.epoch_sample, 1), frames) / 8)),
+      per_pass_(std::max<uint32_t>(1, std::min(std::max<uint32_t>(options.epoch_sample, 1), frames) / 4)),
       period_us_(std::max<uint32_t>(options.epoch_period_us, 1)),
       last_(new std::atomic<uint32_t>[frames]),
       owner_rng_(options.seed),

@@ -1,8 +1,8 @@
 // eviction_epoch.hpp — epoch-approximated LRU (after ScaleStore, SIGMOD'22; docs/tier-policies.md):
 // a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
 // none when it is already current), and a background sampler looks at a few thousand frames (a run
-// from a random start) per pass and queues the oldest eighth as victim candidates. The hit path takes no lock and moves no
-// list node; victim() pops a candidate that is still as cold as when it was sampled.
+// from a random start) per pass and queues the oldest quarter as victim candidates. The hit path
+// takes no lock and moves no list node; victim() pops a candidate not used since it was sampled.
 #pragma once
 
 #include <atomic>
@@ -70,7 +70,7 @@ class EpochPolicy final : public EvictionPolicy {
 
   const uint32_t frames_;
   const uint32_t sample_;    // frames per pass (all of them when the pool is smaller)
-  const uint32_t per_pass_;  // candidates a pass queues: the coldest eighth of the sample
+  const uint32_t per_pass_;  // candidates a pass queues: the oldest quarter of the sample
   const uint64_t period_us_;
   // Per frame: last epoch used, 0 = empty. 32 bits: 16 frames per cache line, so the lines the
   // sampler reads and the owner writes once per epoch are half as many as with 64.
