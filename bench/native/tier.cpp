@@ -81,21 +81,21 @@ uint64_t parse_count(const char* flag, const char* text) {
   if (text == nullptr) usage_error("%s needs a value", flag);
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || v == 0 || text[0] == '-') usage_error("expected a positive integer, got '%s'", text);
+  if (end == text || *end != '\0' || v == 0 || text[0] == '-') {
+    const std::string what = std::string(flag) + " needs a positive integer, got '" + text + "'";
+    usage_error("%s", what.c_str());
+  }
   return v;
 }
 
 Settings parse(int argc, char** argv) {
   Settings s;
-  bool quick = false;
   for (int i = 1; i < argc; i++) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
+    if (std::strcmp(argv[i], "--quick") == 0) {  // first, so explicit sizes override it
       s.frames = 16384;
       s.accesses = 2'000'000;
     }
   }
-  (void)quick;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
