@@ -24,7 +24,8 @@ type JsonValue = number | string | boolean | null;
 
 const POLICIES = ['lru', 'fifo', 'random', 'cflru', 'epoch'] as const;
 const USAGE = `usage: npm run bench -- tier [--quick] [--trace-out FILE] [--no-real] [--seconds S] [--concurrency N]
-  --quick            simulator at 16,384 frames / 2M accesses per workload, 2 s per real policy
+  --quick            simulator at 16,384 frames / 2M accesses per workload; real tier with an 8 MiB
+                     budget, 2 s per policy
   --trace-out FILE   where the registration trace goes (default: a new temporary directory)
   --no-real          the simulator only
   --seconds S        read phase per real policy (default 8, --quick 2)
@@ -105,8 +106,6 @@ interface RealRow {
 }
 
 const PAGE = 64 << 10;
-const FRAMES = 256; // a 16 MiB budget of 64 KiB pages
-const PAGES = 4 * FRAMES; // the data set: 4x the budget
 const READ = 4096;
 const TOKEN = 'bench-tier';
 
@@ -121,20 +120,26 @@ async function tierCounters(metrics: string): Promise<{ hits: number; misses: nu
   return { hits: value('pd3_memserver_tier_hits_total'), misses: value('pd3_memserver_tier_misses_total'), evictions: value('pd3_memserver_tier_evictions_total') };
 }
 
+// The budget in 64 KiB frames (16 MiB; 8 MiB with --quick, so the fill stays short) and the data
+// set, 4x the budget.
+const framesOf = (opts: Options): number => (opts.quick ? 128 : 256);
+
 async function realTier(policy: string, opts: Options): Promise<RealRow> {
+  const frames = framesOf(opts);
+  const pages = 4 * frames;
   const dataDir = mkdtempSync(join(tmpdir(), 'pd3-bench-tier-'));
   const ms = await startMemserver({ token: TOKEN, capacity: '1G', dataDir, metrics: true,
-    extra: ['--dram-budget', String(FRAMES * PAGE), '--page-size', '64K', '--evict', policy] });
+    extra: ['--dram-budget', String(frames * PAGE), '--page-size', '64K', '--evict', policy] });
   const host = Pd3Host.create({ name: `bench-tier-${process.pid}-${policy}`, directOnly: true, directServers: [`127.0.0.1:${ms.port}`], directToken: TOKEN });
   try {
-    const { region } = await host.allocate(PAGES * PAGE);
+    const { region } = await host.allocate(pages * PAGE);
     const chunk = Buffer.alloc(1 << 20);
-    for (let off = 0; off < PAGES * PAGE; off += chunk.length) {
+    for (let off = 0; off < pages * PAGE; off += chunk.length) {
       chunk.fill(off >>> 20);
       await host.write(region, off, chunk);
     }
     // YCSB-C zipfian over the pages: record i is page i; each read takes 4 KiB from its page.
-    const ycsb = new Workload({ workload: 'C', distribution: 'zipfian', recordCount: PAGES, seed: 1 });
+    const ycsb = new Workload({ workload: 'C', distribution: 'zipfian', recordCount: pages, seed: 1 });
     const before = await tierCounters(ms.metrics);
     const latencies: number[] = [];
     const end = performance.now() + opts.seconds * 1000;
@@ -177,7 +182,8 @@ result.trace_out = opts.traceOut;
 if (opts.real) {
   const rows: RealRow[] = [];
   for (const policy of POLICIES) rows.push(await realTier(policy, opts));
-  console.log(`real tier: pd3-memserver --dram-budget ${(FRAMES * PAGE) >> 20}M --page-size 64K, region ${(PAGES * PAGE) >> 20} MiB,` +
+  const frames = framesOf(opts);
+  console.log(`real tier: pd3-memserver --dram-budget ${(frames * PAGE) >> 20}M --page-size 64K, region ${(4 * frames * PAGE) >> 20} MiB,` +
     ` YCSB-C zipfian ${READ}-byte reads of its pages, ${opts.concurrency} in flight, ${opts.seconds} s per policy`);
   console.log('| policy | kops/s | p99 µs | tier hit ratio | evictions |');
   console.log('|---|---|---|---|---|');
