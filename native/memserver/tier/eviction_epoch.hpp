@@ -2,7 +2,7 @@
 // a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
 // none when it is already current), and a background sampler looks at a few thousand frames (a run
 // from a random start) per pass and queues the oldest quarter as victim candidates. The hit path
-// takes no lock and moves no list node; victim() pops a candidate not used since it was sampled.
+// takes no lock and moves no list node; victim() pops a candidate whose epoch is still the sampled one.
 #pragma once
 
 #include <atomic>
