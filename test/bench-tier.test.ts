@@ -1,6 +1,7 @@
 // bench-tier.test.ts — the tier policy simulator (build/pd3_bench_tier, bench/native/tier.cpp) as a
 // process: refused command lines (exit 2 naming the flag), and a small run whose JSON holds every
-// policy's hit ratio at or below Belady's, and whose registration trace has the v1 format.
+// policy's hit ratio at or below Belady's, prefetchers that help scans, and whose registration
+// trace has the v1 format.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,6 +56,14 @@ describe('pd3_bench_tier', () => {
     // Clean-first LRU writes back fewer dirty pages than LRU when half the accesses write.
     expect(result.zipfian_rw_cflru_writebacks as number).toBeLessThan(result.zipfian_rw_lru_writebacks as number);
     expect(result.check_lru_le_belady).toBe(true);
+    // Read-ahead: every prefetcher beats none on scans; on zipfian point reads Leap stays (nearly)
+    // idle, and a prefetcher never counts more unused evictions than pages it read.
+    for (const p of ['next_n', 'best_offset', 'leap']) {
+      expect(result[`scan_lru_${p}_hit`] as number).toBeGreaterThan((result.scan_lru_none_hit as number) + 0.3);
+      for (const w of ['', 'scan_']) expect(result[`${w}lru_${p}_useless`] as number).toBeLessThanOrEqual(result[`${w}lru_${p}_prefetches`] as number);
+    }
+    expect(result.lru_none_prefetches).toBe(0);
+    expect(result.lru_leap_prefetches as number).toBeLessThan((result.lru_next_n_prefetches as number) / 10);
     expect(lines).toContain(`registration trace: ${trace}`);
     const text = readFileSync(trace, 'utf8').trimEnd().split('\n');
     expect(text[0]).toBe('# pd3 registration trace v1');

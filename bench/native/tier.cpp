@@ -24,6 +24,9 @@
 // same for every policy; only the policy calls differ. Belady evicts the resident page whose next
 // use is furthest away (a lazy max-heap over next-use positions); its hit ratio bounds the others.
 //
+// Prefetchers (zipfian and scan): LRU with each --tier-prefetch policy, regions of 4,096 pages; the
+// demand hit ratio, pages prefetched, and how many of those were evicted before any use.
+//
 // --trace-out FILE: the registration trace (docs/tier-policies.md; `bench mrrc --trace FILE`): each
 // frame fill of the lru/zipfian replay as `<frame * page_size> <page_size>`.
 // Last line: one JSON object.
@@ -40,6 +43,7 @@
 #include <vector>
 
 #include "memserver/tier/eviction_policy.hpp"
+#include "memserver/tier/prefetch_policy.hpp"
 #include "workloads/ycsb.hpp"
 
 namespace {
@@ -224,6 +228,78 @@ Result replay(const Trace& t, EvictionKind kind, const Settings& s, FILE* regist
   return r;
 }
 
+// What a prefetcher did over a replay.
+struct PrefetchResult {
+  double hit = 0;           // demand hits / demand accesses after the warm-up
+  uint64_t prefetches = 0;  // pages read ahead
+  uint64_t useless = 0;     // of which evicted before any use
+};
+
+// LRU with a prefetcher, as the tier runs them: the data set is cut into regions of
+// kRegionPages pages (each its own stream); after each access the prefetcher's candidates that are
+// not resident are read into a frame (a free one or LRU's victim) and marked prefetched until their
+// first use.
+PrefetchResult replay_prefetch(const Trace& t, pd3::tier::PrefetchKind kind, const Settings& s) {
+  constexpr uint32_t kRegionPages = 4096;
+  EvictionOptions o;
+  o.seed = s.seed;
+  PoolView view(s.frames);
+  std::vector<FrameId> frame_of(t.pages, kNoFrame);
+  std::vector<uint32_t> page_in(s.frames, 0);
+  std::vector<uint8_t> prefetched(s.frames, 0);
+  uint32_t next_free = 0;
+  const size_t warm = t.page.size() / 5;
+  auto lru = pd3::tier::make_eviction_policy(EvictionKind::kLru, s.frames, o);
+  auto prefetcher = pd3::tier::make_prefetch_policy(kind, {});
+  PrefetchResult r;
+  uint64_t hits = 0;
+  auto place = [&](uint32_t page) {
+    FrameId f;
+    if (next_free < s.frames) {
+      f = next_free++;
+    } else {
+      f = lru->victim(view);
+      r.useless += prefetched[f];
+      lru->on_drop(f);
+      frame_of[page_in[f]] = kNoFrame;
+    }
+    lru->on_fill(f);
+    frame_of[page] = f;
+    page_in[f] = page;
+    view.dirty_bits[f] = 0;
+    prefetched[f] = 0;  // the caller marks read-ahead pages
+    return f;
+  };
+  std::vector<uint64_t> candidates;
+  for (size_t i = 0; i < t.page.size(); i++) {
+    const uint32_t page = t.page[i];
+    pd3::tier::PageAccess a;
+    a.region = page / kRegionPages;
+    a.page = page % kRegionPages;
+    a.region_pages = std::min<uint64_t>(kRegionPages, t.pages - uint64_t(a.region) * kRegionPages);
+    FrameId f = frame_of[page];
+    if (f != kNoFrame) {
+      hits += i >= warm;
+      a.prefetched = prefetched[f] != 0;
+      prefetched[f] = 0;
+      lru->on_hit(f, false);
+    } else {
+      a.miss = true;
+      place(page);
+    }
+    candidates.clear();
+    prefetcher->on_access(a, &candidates);
+    for (uint64_t c : candidates) {
+      const uint32_t target = uint32_t(uint64_t(a.region) * kRegionPages + c);
+      if (frame_of[target] != kNoFrame) continue;
+      prefetched[place(target)] = 1;
+      r.prefetches++;
+    }
+  }
+  r.hit = double(hits) / double(t.page.size() - warm);
+  return r;
+}
+
 // Belady's MIN: on a miss with a full pool, evict the resident page used furthest in the future.
 Result belady(const Trace& t, const Settings& s) {
   const size_t n = t.page.size();
@@ -328,6 +404,20 @@ int main(int argc, char** argv) {
       if (w.workload == 'A') add(prefix + name + "_writebacks", double(r.writebacks));
       if (prefix.empty() && k == EvictionKind::kLru) lru_hit = r.hit, lru_cpu = r.cpu_ns_per_access;
       if (prefix.empty() && k == EvictionKind::kEpoch) epoch_hit = r.hit, epoch_cpu = r.cpu_ns_per_access;
+    }
+    if (s.only_policy.empty() && (w.workload == 'C' || w.workload == 'E') && w.dist == Distribution::kZipfian) {
+      for (pd3::tier::PrefetchKind pk : {pd3::tier::PrefetchKind::kNone, pd3::tier::PrefetchKind::kNextN,
+                                         pd3::tier::PrefetchKind::kBestOffset, pd3::tier::PrefetchKind::kLeap}) {
+        const PrefetchResult pr = replay_prefetch(t, pk, s);
+        const std::string pname = pd3::tier::prefetch_kind_name(pk);
+        std::printf("%-11s lru+%-11s hit %.4f, %llu prefetched, %llu of them evicted unused\n", w.name, pname.c_str(), pr.hit,
+                    (unsigned long long)pr.prefetches, (unsigned long long)pr.useless);
+        std::string key = prefix + "lru_" + pname;
+        std::replace(key.begin(), key.end(), '-', '_');
+        add(key + "_hit", pr.hit);
+        add(key + "_prefetches", double(pr.prefetches));
+        add(key + "_useless", double(pr.useless));
+      }
     }
     const Result b = belady(t, s);
     std::printf("%-11s %-7s %8.4f %11s %12s %12s\n", w.name, "belady", b.hit, "-", "-", "-");
