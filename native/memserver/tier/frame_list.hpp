@@ -17,11 +17,8 @@ class FrameList {
   explicit FrameList(uint32_t frames) : prev_(frames, kNoFrame), next_(frames, kNoFrame), linked_(frames, 0) {}
 
   uint32_t capacity() const { return uint32_t(prev_.size()); }
-  uint32_t size() const { return size_; }
   bool contains(FrameId f) const { return f < capacity() && linked_[f] != 0; }
-  FrameId head() const { return head_; }  // newest, or kNoFrame
   FrameId tail() const { return tail_; }  // oldest, or kNoFrame
-  FrameId next(FrameId f) const { return next_[f]; }  // towards the tail
   FrameId prev(FrameId f) const { return prev_[f]; }  // towards the head
 
   // Precondition: f < capacity() and f is not in the list.
@@ -33,7 +30,6 @@ class FrameList {
     head_ = f;
     if (tail_ == kNoFrame) tail_ = f;
     linked_[f] = 1;
-    size_++;
   }
 
   // Precondition: f is in the list.
@@ -44,7 +40,6 @@ class FrameList {
     if (n != kNoFrame) prev_[n] = p; else tail_ = p;
     prev_[f] = next_[f] = kNoFrame;
     linked_[f] = 0;
-    size_--;
   }
 
   // Precondition: f is in the list.
@@ -60,7 +55,6 @@ class FrameList {
   std::vector<uint8_t> linked_;
   FrameId head_ = kNoFrame;
   FrameId tail_ = kNoFrame;
-  uint32_t size_ = 0;
 };
 
 }  // namespace pd3::tier
