@@ -30,6 +30,8 @@ ${LAYOUT_USAGE}
                         tee beside it)
   --no-sweeps           skip the local cache and Loading Zone sweeps
   --zone-wait-us N      every app in pd3 mode: how long a zone miss waits for its prefetch (default: each app's, 100)
+  --mem-dram-budget SIZE start the memory server with the SSD tier: a temporary --data-dir and this
+                        --dram-budget (docs/tier.md), e.g. 64M; default: regions in DRAM
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
@@ -60,6 +62,7 @@ function parseOptions() {
         'no-sweeps': { type: 'boolean', default: false },
         'agent-args': { type: 'string', default: '' },
         'zone-wait-us': { type: 'string' },
+        'mem-dram-budget': { type: 'string' },
         out: { type: 'string' },
         replot: { type: 'string' },
         'find-load': { type: 'boolean', default: false },
@@ -73,6 +76,8 @@ function parseOptions() {
     const wait = values['zone-wait-us'];
     if (wait !== undefined && !/^\d{1,7}$/.test(wait)) throw new Error(`--zone-wait-us: a whole number of µs, got '${wait}'`);
     if (values['load-grid'] !== undefined && !values['find-load']) throw new Error('--load-grid: only with --find-load');
+    const budget = values['mem-dram-budget'];
+    if (budget !== undefined && !/^\d+[KMG]?$/.test(budget)) throw new Error(`--mem-dram-budget: a size like 64M, got '${budget}'`);
     if (values['find-load']) {
       // The knee is defined on pd3-kv's local mode at its own sizes: options that choose otherwise contradict it.
       for (const flag of ['quick', 'apps', 'modes', 'replot'] as const) {
@@ -117,6 +122,7 @@ const base: RunSpec = {
   mirror: opts.mirror as 'afpacket' | 'tee' | 'dpdk',
   agentArgs,
   ...(opts['zone-wait-us'] !== undefined ? { zoneWaitUs: Number(opts['zone-wait-us']) } : {}),
+  ...(opts['mem-dram-budget'] !== undefined ? { memDramBudget: opts['mem-dram-budget'] } : {}),
 };
 
 // ---- charts ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // config.ts — pd3-memserver's settings (flags and config keys), their checks and
 // defaults, and the MemServerOptions they build.
 import { recordParserSetting } from './record-parser-setting.js';
+import { TIER_SETTINGS, tierOptions, type EvictName, type TierIoName, type TierOptions, type TierPrefetchName } from './tier-settings.js';
 import { optionsFromObject, parseCommand, withoutUndefined, type Command, type SettingLayers } from '../cli/config.js';
 import type { Endpoint } from '../cli/endpoint.js';
 import { renderHelp } from '../cli/help.js';
@@ -74,10 +75,12 @@ export const MEMSERVER_SETTINGS = {
   sync: choice(['none', 'batch'], {
     flag: 'sync',
     help:
-      'with --data-dir: batch = msync the writes of each frame before answering it; ' +
-      'none = page cache only (survives a crash of the server, not of the machine)',
+      'with --data-dir: batch = make the writes of each frame durable (msync, or with --dram-budget pwrite + ' +
+      'fdatasync) before answering it; none = page cache only (survives a crash of the server, not of the ' +
+      'machine; with --dram-budget, dirty pages are written back only when evicted or at a clean stop)',
     fallback: 'batch',
   }),
+  ...TIER_SETTINGS,
   maxFrame: size(4096, 2 ** 30, { flag: 'max-frame', help: 'largest transport frame accepted', fallback: '16M' }),
   maxConnections: integer(1, 65536, {
     flag: 'max-connections',
@@ -166,6 +169,11 @@ export interface MemServerSettings {
   pressureCheckMs?: number;
   dataDir?: string;
   sync?: 'none' | 'batch';
+  dramBudget?: number | string;
+  pageSize?: number | string;
+  evict?: EvictName;
+  tierPrefetch?: TierPrefetchName;
+  tierIo?: TierIoName;
   maxFrame?: number | string;
   maxConnections?: number;
   indexInitialKeys?: number;
@@ -200,6 +208,8 @@ export interface MemServerOptions {
   /** Absent: regions in anonymous memory. */
   dataDir?: string;
   sync: 'none' | 'batch';
+  /** The SSD tier (docs/tier.md); absent: regions are mapped files (or anonymous memory). */
+  tier?: TierOptions;
   /** Absent: the native default, 16 MiB. */
   maxFrame?: number;
   /** Absent: the native default, 64. */
@@ -240,6 +250,7 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
     pressureCheckMs: v.pressureCheckMs,
     dataDir: v.dataDir,
     sync: v.sync ?? 'batch',
+    tier: tierOptions(v, v.dataDir),
     maxFrame: v.maxFrame,
     maxConnections: v.maxConnections,
     indexInitialKeys: v.indexInitialKeys,

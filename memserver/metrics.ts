@@ -147,6 +147,16 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     type: 'counter',
     help: 'Times a connection had so many unsent responses that reading from it paused.',
   },
+  ...tierMetric('hits', 'counter', 'Page accesses of the SSD tier that found the page in DRAM.'),
+  ...tierMetric('misses', 'counter', 'Page accesses of the SSD tier that read the page from its file.'),
+  ...tierMetric('evictions', 'counter', 'Pages the SSD tier dropped from DRAM to reuse their frame.'),
+  ...tierMetric('writebacks', 'counter', 'Dirty pages the SSD tier wrote to their files.'),
+  ...tierMetric('prefetches', 'counter', 'Pages the SSD tier read ahead of their first use.'),
+  ...tierMetric('useless_prefetches', 'counter', 'Prefetched pages evicted before any use.'),
+  ...tierMetric('io_errors', 'counter', "Failed reads and writes of the SSD tier's files (each is logged as tier.io_error)."),
+  ...tierMetric('resident_pages', 'gauge', 'Pages of the SSD tier in DRAM.'),
+  ...tierMetric('dirty_pages', 'gauge', 'Pages of the SSD tier in DRAM written since they were last written to their files.'),
+  ...tierMetric('frames', 'gauge', "DRAM frames of the SSD tier (--dram-budget / --page-size)."),
   { stat: 'connections', name: `${PREFIX}_connections`, type: 'gauge', help: 'Client connections open.' },
   { stat: 'regions', name: `${PREFIX}_regions`, type: 'gauge', help: 'Regions allocated.' },
   { stat: 'allocated_bytes', name: `${PREFIX}_allocated_bytes`, type: 'gauge', help: 'Bytes allocated to regions.' },
@@ -155,6 +165,12 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
   { stat: 'index_keys', name: `${PREFIX}_index_keys`, type: 'gauge', help: 'Keys in the key→address index.' },
   { stat: 'index_bytes', name: `${PREFIX}_index_bytes`, type: 'gauge', help: 'Bytes of the key→address index.' },
 ];
+
+// The metric of the tier's stat `tier_<name>`: counters end in _total (reported only with a tier).
+function tierMetric(name: string, type: 'counter' | 'gauge', help: string): StatMetric[] {
+  const metric = `${PREFIX}_tier_${name}${type === 'counter' ? '_total' : ''}`;
+  return [{ stat: `tier_${name}`, name: metric, type, help }];
+}
 
 /** Name of the batch-size histogram. */
 export const MEMSERVER_BATCH_HISTOGRAM = `${PREFIX}_batch_records`;

@@ -5,6 +5,7 @@ import type { NativeConstants } from '../common/constants.js';
 import { learnStatusNames } from '../common/errors.js';
 import type { NativeLogEvent } from '../cli/log-pump.js';
 import type { RegionAccesses } from './heat.js';
+import type { EvictName, TierIoName, TierPrefetchName } from './tier-settings.js';
 
 /** Options of a memory server (native/memserver, binding native/addon/memserver/memserver_binding.cpp). */
 export interface NativeMemServerOptions {
@@ -30,6 +31,16 @@ export interface NativeMemServerOptions {
   dataDir?: string;
   /** Durability of acknowledged writes with a dataDir (default 'batch'). */
   sync?: 'none' | 'batch';
+  /** With dataDir: bytes of DRAM frames of the SSD tier (docs/tier.md); absent or 0 = no tier. */
+  dramBudget?: number;
+  /** The tier's page size, a power of two in 4K..2M (default 64K). */
+  pageSize?: number;
+  /** The tier's eviction policy (default 'lru'). */
+  evict?: EvictName;
+  /** The tier's prefetcher (default 'none'). */
+  tierPrefetch?: TierPrefetchName;
+  /** The tier's I/O backend; absent: io_uring, or threads where the kernel refuses io_uring. */
+  tierIo?: TierIoName;
   /** Largest frame accepted (default PD3_FRAME_MAX_DEFAULT). */
   maxFrame?: number;
   /** Most client connections at once (default 64). */

@@ -55,6 +55,7 @@ function nativeOptions(o: MemServerOptions): NativeMemServerOptions {
   if (o.pressureCheckMs !== undefined) out.pressureCheckMs = o.pressureCheckMs;
   if (o.capacity !== undefined) out.capacity = o.capacity;
   if (o.dataDir !== undefined) out.dataDir = o.dataDir;
+  if (o.tier !== undefined) Object.assign(out, o.tier);
   if (o.maxFrame !== undefined) out.maxFrame = o.maxFrame;
   if (o.maxConnections !== undefined) out.maxConnections = o.maxConnections;
   if (o.indexInitialKeys !== undefined) out.indexInitialKeys = o.indexInitialKeys;

@@ -1,8 +1,13 @@
 // pd3-kv-modes.test.ts — pd3-kv in every mode against real pd3-memserver (and pd3-agent) processes:
 // random GET/SET/DEL/INCR/APPEND/MGET/MSET/... pipelines and MULTI/EXEC transactions through
 // ioredis, checked reply by reply against a JS model, with a memory budget of a few 4 KiB pages so
-// most keys live in remote memory. A read after a SET or DEL must always see the new state.
+// most keys live in remote memory. A read after a SET or DEL must always see the new state. The
+// remote modes run once more against a memory server with the SSD tier (--dram-budget of four 4 KiB
+// pages, a quarter or less of the data pd3-kv writes to it: docs/tier.md).
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '../dist/cli/logger.js';
@@ -14,22 +19,30 @@ import { Rand } from './workers/model-run.mjs';
 const token = randomBytes(16).toString('hex');
 const rig = new Rig();
 let memserverPort = 0;
+let tieredPort = 0;
+const tieredDir = mkdtempSync(join(tmpdir(), 'pd3-kv-tier-'));
 const quiet = new Logger('pd3-kv', 'error');
 
 beforeAll(async () => {
   memserverPort = (await rig.memserver({ token, capacity: '256M' })).port;
+  tieredPort = (await rig.memserver({ token, capacity: '256M', dataDir: tieredDir,
+    extra: ['--dram-budget', '16K', '--page-size', '4K'] })).port;
 });
-afterAll(() => rig.teardown());
+afterAll(async () => {
+  await rig.teardown();
+  rmSync(tieredDir, { recursive: true, force: true });
+});
 
 /** A pd3-kv in `mode` with a 16 KiB budget of 4 KiB pages, and a client; pd3 modes get an agent
  *  (pd3 with the RESP parser on the tee proxy; the client then talks through the proxy). */
-async function start(mode: KvMode): Promise<{ kv: KvServer; client: Redis; stop: () => Promise<void> }> {
+async function start(mode: KvMode, server = (): number => memserverPort): Promise<{ kv: KvServer; client: Redis; stop: () => Promise<void> }> {
+  const remote = server();
   const pd3 = mode === 'pd3' || mode === 'pd3-noprefetch';
   const segment = pd3 ? uniqueName(`kv-${mode}`) : undefined;
   const kv = await startKv(
     {
       listen: '127.0.0.1:0', mode, pageSize: '4K', memoryBudget: '16K', regionSize: '64K', segment,
-      memservers: mode === 'local' || pd3 ? undefined : [`127.0.0.1:${memserverPort}`],
+      memservers: mode === 'local' || pd3 ? undefined : [`127.0.0.1:${remote}`],
       leapCache: '8K', logLevel: 'error',
     },
     { logger: quiet, env: { PD3_TOKEN: token } },
@@ -40,7 +53,7 @@ async function start(mode: KvMode): Promise<{ kv: KvServer; client: Redis; stop:
     const extra = mode === 'pd3'
       ? ['--prefetch-parser', 'resp', '--mirror', 'tee', '--app', `127.0.0.1:${kv.port}`, '--tee-listen', '127.0.0.1:0']
       : [];
-    const agent = await rig.agent(segment!, [memserverPort], token, extra);
+    const agent = await rig.agent(segment!, [remote], token, extra);
     stops.push(() => agent.stop(2000));
     if (mode === 'pd3') port = Number(agent.ready.teePort);
     await waitUntil(() => /agent_alive:1/.test(kv.info(['pd3kv'])), 5000, 'agent attached');
@@ -155,8 +168,8 @@ function drawBatch(rand: Rand, m: Model, n: number): Step[] {
   return steps;
 }
 
-async function modelRun(mode: KvMode, seed: number): Promise<void> {
-  const { kv, client, stop } = await start(mode);
+async function modelRun(mode: KvMode, seed: number, server?: () => number): Promise<void> {
+  const { kv, client, stop } = await start(mode, server);
   try {
     const rand = new Rand(seed);
     const m: Model = { values: new Map(), ttl: new Set() };
@@ -222,5 +235,11 @@ describe('pd3-kv modes against a JS model (no stale reads)', () => {
     } finally {
       await stop();
     }
+  });
+});
+
+describe('pd3-kv against a memory server with the SSD tier', () => {
+  (['sync', 'async'] as const).forEach((mode, i) => {
+    it(`${mode}: the model run agrees with a DRAM budget of four pages`, () => modelRun(mode, 2000 + i, () => tieredPort), 30_000);
   });
 });

@@ -4,6 +4,8 @@
 // client), and read the app's miss counters.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -70,9 +72,21 @@ export interface RunSpec {
   agentArgs: string[];
   /** Every app in pd3 mode: --zone-wait-us (absent: each app's default). */
   zoneWaitUs?: number;
+  /** Start the memory server with the SSD tier: a data directory and this --dram-budget (absent: regions in DRAM). */
+  memDramBudget?: string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The run's memory server: in DRAM, or tiered (spec.memDramBudget) over a fresh data directory
+ *  removed when the server stops. */
+async function memserverFor(spec: RunSpec, token: string): Promise<Awaited<ReturnType<typeof startMemserver>>> {
+  if (spec.memDramBudget === undefined) return startMemserver({ token, capacity: '2G' });
+  const dataDir = mkdtempSync(join(tmpdir(), 'pd3-e2e-tier-'));
+  const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget] });
+  ms.child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  return ms;
+}
 
 /** The CPU figures of a ModeResult from the measured window and the client's throughput in it. */
 function cpuFigures(w: CpuWindow, kops: number): Pick<ModeResult, 'hostCores' | 'hostCpuUsPerOp' | 'dpuCpuUsPerOp' | 'memserverCpuUsPerOp'> {
@@ -155,7 +169,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
   const token = randomBytes(16).toString('hex');
   const stack = new Stack();
   try {
-    const ms = await startMemserver({ token, capacity: '2G' });
+    const ms = await memserverFor(spec, token);
     stack.push(() => ms.stop());
     const segment = `pd3-e2e-kv-${process.pid}-${randomBytes(3).toString('hex')}`;
     const valueSize = 100;
@@ -241,7 +255,7 @@ export async function runHashmap(mode: Mode, spec: RunSpec, onStep: (what: strin
   const token = randomBytes(16).toString('hex');
   const stack = new Stack();
   try {
-    const ms = await startMemserver({ token, capacity: '2G' });
+    const ms = await memserverFor(spec, token);
     stack.push(() => ms.stop());
     const segment = `pd3-e2e-hm-${process.pid}-${randomBytes(3).toString('hex')}`;
     const port = await freePort();
@@ -287,7 +301,7 @@ export async function runPageServer(mode: Mode, spec: RunSpec, onStep: (what: st
   const stack = new Stack();
   const pages = Math.max(100, Math.floor(spec.records / 40));  // 4 KiB pages: ~the kv data size
   try {
-    const ms = await startMemserver({ token, capacity: '2G' });
+    const ms = await memserverFor(spec, token);
     stack.push(() => ms.stop());
     const segment = `pd3-e2e-ps-${process.pid}-${randomBytes(3).toString('hex')}`;
     const port = await freePort();

@@ -45,7 +45,7 @@ Connection::Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, s
       in_(ctx.options.max_frame) {}
 
 bool Connection::reading() const {
-  return (phase_ == Phase::kHello || phase_ == Phase::kServing) && !peer_done_ && !paused_;
+  return (phase_ == Phase::kHello || phase_ == Phase::kServing) && !peer_done_ && !paused_ && !parked_;
 }
 
 uint32_t Connection::interest() const {
@@ -84,10 +84,22 @@ void Connection::pump() {
       break;
     }
   }
-  if (peer_done_ && !paused_) end_of_input();
+  if (peer_done_ && !paused_ && !parked_) end_of_input();
+}
+
+bool Connection::resume() {
+  if (!parked_) return false;
+  const uint64_t frames = frames_;
+  const uint32_t next = frame_.next;
+  pump();
+  return frames_ != frames || frame_.next != next || !open();
 }
 
 bool Connection::execute_buffered() {
+  if (parked_) {
+    if (!run_frame()) return false;
+    if (out_.pending() > ctx_.options.max_output_bytes) return true;
+  }
   while (phase_ == Phase::kHello || phase_ == Phase::kServing) {
     pd3_frame hdr;
     const uint8_t* body = nullptr;
@@ -156,32 +168,58 @@ bool Connection::on_request(const pd3_frame& hdr, const uint8_t* body) {
     protocol_error(why.c_str());
     return false;
   }
-  return execute_frame(hdr, body, len);
+  frame_.hdr = hdr;
+  frame_.body = body;
+  frame_.len = len;
+  frame_.pos = 0;
+  frame_.next = 0;
+  frame_.budget = ctx_.options.max_frame - sizeof(pd3_frame);
+  frame_.partial.clear();
+  frame_.answered = 0;
+  return run_frame();
 }
 
-bool Connection::execute_frame(const pd3_frame& hdr, const uint8_t* body, size_t len) {
+bool Connection::run_frame() {
   std::vector<uint8_t>& bytes = out_.bytes();
   const size_t start = bytes.size();
   FrameBuilder b(&bytes);
-  b.begin(PD3_FRAME_RESPONSE, hdr.seq);
-  uint64_t budget = ctx_.options.max_frame - sizeof(pd3_frame);
-  size_t pos = 0;
-  for (uint32_t i = 0; i < hdr.count; ++i) {
+  b.begin(PD3_FRAME_RESPONSE, frame_.hdr.seq);
+  const size_t records_start = bytes.size();
+  if (frame_.answered != 0) b.raw(frame_.partial.data(), frame_.partial.size(), frame_.answered);
+  for (; frame_.next < frame_.hdr.count; ++frame_.next) {
     TransportRequest req;
-    decode_request(body + pos, len - pos, &req);  // cannot fail: the frame was validated whole
-    pos += req.record_len;
+    decode_request(frame_.body + frame_.pos, frame_.len - frame_.pos, &req);  // cannot fail: validated whole
     const uint64_t need = response_space(req);
-    if (need <= budget) {
-      budget -= need;
-      ctx_.store.execute(req, tenant_, &b);
+    if (need <= frame_.budget) {
+      const int ready = ctx_.store.prepare(req, tenant_, &pins_);
+      if (ready == tier::kWait) {  // park: keep what is answered, send nothing of the frame yet
+        frame_.partial.assign(bytes.begin() + ptrdiff_t(records_start), bytes.end());
+        frame_.answered = b.records();
+        bytes.resize(start);
+        parked_ = true;
+        return false;
+      }
+      frame_.budget -= need;
+      if (ready == tier::kReady)
+        ctx_.store.execute(req, tenant_, &b);
+      else
+        ctx_.store.fail_request(req, ready, &b);
+      ctx_.store.release(&pins_);
     } else {
       answer_too_big(req, &b);
       ++ctx_.stats.too_big_records;
     }
+    frame_.pos += req.record_len;
   }
+  parked_ = false;
+  return finish_frame(b, start);
+}
+
+bool Connection::finish_frame(FrameBuilder& b, size_t start) {
+  const pd3_frame& hdr = frame_.hdr;
   if (ctx_.store.sync() != PD3_OK) {
     const std::string why = pd3_last_error();
-    bytes.resize(start);
+    out_.bytes().resize(start);
     ++ctx_.stats.sync_failures;
     ctx_.log.log(LogLevel::kError, "store.sync_failed", "conn %llu %s: frame seq %llu not acknowledged: %s",
                  (unsigned long long)id_, peer_.c_str(), (unsigned long long)hdr.seq, why.c_str());
@@ -251,6 +289,8 @@ void Connection::protocol_error(const char* reason) {
 void Connection::close(const char* reason) {
   if (!open()) return;
   phase_ = Phase::kClosed;
+  ctx_.store.release(&pins_);
+  parked_ = false;
   ctx_.log.log(LogLevel::kInfo, "conn.close", "conn %llu %s closed after %llu frames: %s", (unsigned long long)id_,
                peer_.c_str(), (unsigned long long)frames_, reason);
   fd_.reset();

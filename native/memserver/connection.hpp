@@ -41,6 +41,11 @@ struct ConnectionContext {
 // server build an unbounded response. The store is synced once per frame before the response is
 // queued; if that fails the response is withdrawn and the connection closed, so nothing is
 // acknowledged that is not durable.
+//
+// With the SSD tier, a record whose pages are not in DRAM parks the frame (MemStore::prepare
+// started their reads): the connection neither runs nor reads anything more until resume(), called
+// by the server after I/O completed, finds the record ready. Other connections are served meanwhile;
+// this one's responses stay in order.
 class Connection {
  public:
   Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, std::string peer, uint64_t hello_deadline_ns);
@@ -51,6 +56,10 @@ class Connection {
   void expire_hello(uint64_t now_ns);
   // Closes the socket now, logging conn.close with `reason`; unsent responses are dropped.
   void close(const char* reason);
+  // Retries a parked frame (the tier's I/O progressed); true if it got further (records ran, which
+  // released pins other parked requests may be waiting for).
+  bool resume();
+  bool parked() const { return parked_; }
 
   bool open() const { return phase_ != Phase::kClosed; }
   uint64_t id() const { return id_; }
@@ -73,7 +82,9 @@ class Connection {
   bool execute_buffered();
   bool on_hello(const pd3_frame& hdr, const uint8_t* body);
   bool on_request(const pd3_frame& hdr, const uint8_t* body);
-  bool execute_frame(const pd3_frame& hdr, const uint8_t* body, size_t len);
+  // Runs the active frame's records from where it stopped; false if it parked or the connection closed.
+  bool run_frame();
+  bool finish_frame(FrameBuilder& b, size_t start);
   bool flush();
   void end_of_input();
   void refuse(const char* reason);
@@ -90,6 +101,20 @@ class Connection {
   bool peer_done_ = false;  // the peer closed its side (or the socket failed): no more input
   bool paused_ = false;     // unsent responses passed max_output_bytes: no reading until they drain
   uint64_t frames_ = 0;
+  // The REQUEST frame being run (its body stays in in_, which is not touched while it is parked).
+  struct ActiveFrame {
+    pd3_frame hdr{};
+    const uint8_t* body = nullptr;
+    size_t len = 0;
+    size_t pos = 0;                // offset of the next record in body
+    uint32_t next = 0;             // index of the next record
+    uint64_t budget = 0;           // response bytes left
+    std::vector<uint8_t> partial;  // records answered before it parked
+    uint32_t answered = 0;         // how many
+  };
+  ActiveFrame frame_;
+  bool parked_ = false;
+  tier::Pins pins_;  // what the parked record holds in the tier
   Tenant tenant_;  // whom the hello admitted: every request runs for this tenant
 };
 

@@ -111,6 +111,38 @@ int DataDir::create(const std::string& name, uint64_t bytes, const std::function
   return PD3_OK;
 }
 
+int DataDir::create_file(const std::string& name, uint64_t bytes, UniqueFd* out) {
+  const std::string temp = name + kTempSuffix;
+  unlinkat(fd_.get(), temp.c_str(), 0);  // a leftover of an earlier failed attempt, if any
+  UniqueFd fd(openat(fd_.get(), temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    const int e = errno;
+    return fail(e == ENOSPC ? PD3_E_NOSPACE : PD3_E_SYS, "create %s/%s: %s", path_.c_str(), temp.c_str(), strerror(e));
+  }
+  int rc = size_file(fd.get(), bytes, temp);
+  if (rc == PD3_OK && durable_ && fsync(fd.get()) != 0)
+    rc = fail(PD3_E_SYS, "fsync %s/%s: %s", path_.c_str(), temp.c_str(), strerror(errno));
+  if (rc == PD3_OK && renameat(fd_.get(), temp.c_str(), fd_.get(), name.c_str()) != 0)
+    rc = fail(PD3_E_SYS, "rename %s to %s in %s: %s", temp.c_str(), name.c_str(), path_.c_str(), strerror(errno));
+  if (rc != PD3_OK) {
+    unlinkat(fd_.get(), temp.c_str(), 0);
+    return rc;
+  }
+  if (int sync_rc = sync_dir(); sync_rc != PD3_OK) return sync_rc;
+  *out = std::move(fd);
+  return PD3_OK;
+}
+
+int DataDir::open_file(const std::string& name, UniqueFd* out, uint64_t* size) {
+  UniqueFd fd(openat(fd_.get(), name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return fail(PD3_E_SYS, "open %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return fail(PD3_E_SYS, "stat %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));
+  *size = uint64_t(st.st_size);
+  *out = std::move(fd);
+  return PD3_OK;
+}
+
 int DataDir::map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size) {
   UniqueFd fd(openat(fd_.get(), name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return fail(PD3_E_SYS, "open %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));

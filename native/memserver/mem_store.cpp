@@ -25,13 +25,22 @@ namespace {
 // The MemStore: regions, index and counters, owned by the server's event-loop thread.
 class Store final : public MemStore {
  public:
-  Store(const MemStoreOptions& options, uint64_t capacity, std::unique_ptr<DataDir> dir)
+  Store(const MemStoreOptions& options, uint64_t capacity, std::unique_ptr<DataDir> dir, std::unique_ptr<tier::Tier> tier)
       : options_(options),
         dir_(std::move(dir)),
-        regions_(options.server_id, capacity, dir_.get()),
+        tier_(std::move(tier)),
+        regions_(options.server_id, capacity, dir_.get(), tier_ != nullptr),
         records_(options.record_parser) {}
 
   int open_parts();
+  int prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins* pins) override;
+  void release(tier::Pins* pins) override {
+    if (tier_) tier_->release(pins);
+  }
+  void fail_request(const TransportRequest& req, int status, FrameBuilder* out) override;
+  int io_fd() const override { return tier_ ? tier_->completion_fd() : -1; }
+  bool on_io() override { return tier_ && tier_->on_io(); }
+  std::vector<std::string> take_io_errors() override { return tier_ ? tier_->take_errors() : std::vector<std::string>{}; }
 
   using MemStore::execute;
   void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) override;
@@ -69,12 +78,23 @@ class Store final : public MemStore {
     error(req, PD3_E_MOVED, out);
   }
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
+  // The bytes [offset, offset + len) of `region`: in its mapping, or copied out of the tier's
+  // frames into scratch_ (pinned by prepare()).
+  const uint8_t* bytes_of(const Region& region, uint64_t offset, uint64_t len);
+  // With the tier: how many bytes from a PREFETCH's record start are brought in to parse it.
+  uint64_t record_span(const Region& region, uint32_t at, const TransportRequest& req) const;
+  // The region a record of the index at `address` lies in, if `tenant` owns it.
+  Region* indexed_region(uint64_t address, const Tenant& tenant) const;
+  // Region `region` was freed: the tier forgets it.
+  void forget_region(uint32_t region);
 
   MemStoreOptions options_;
   std::unique_ptr<DataDir> dir_;  // before regions_ and index_, which use it
+  std::unique_ptr<tier::Tier> tier_;  // null without a DRAM budget; outlives no region file it reads
   RegionTable regions_;
   std::unique_ptr<KeyIndex> index_;
   RecordParser records_;
+  std::vector<uint8_t> scratch_;  // bytes copied out of the tier's frames for one record
   MemStoreStats stats_;
   uint64_t uses_ = 0;  // requests that touched a region: the clock of Region::last_use
 };
@@ -84,6 +104,8 @@ int Store::open_parts() {
   // region files that lost theirs (a later open would then accept the directory).
   const bool had_index = dir_ != nullptr && dir_->exists(KeyIndex::kFileName);
   if (int rc = regions_.load(); rc != PD3_OK) return rc;
+  if (tier_)
+    for (Region* region : regions_.coldest_first()) tier_->add_region(region->id, std::move(region->file), region->capacity);
   if (dir_ != nullptr && !had_index && regions_.count() > 0)
     return fail(PD3_E_CORRUPT, "data_dir %s holds %llu region files but no %s: refusing to guess whose they are",
                 dir_->path().c_str(), (unsigned long long)regions_.count(), KeyIndex::kFileName);
@@ -114,7 +136,8 @@ void Store::execute(const TransportRequest& req, const Tenant& tenant, FrameBuil
 
 int Store::relieve_pressure(PressureResult* result) {
   *result = {};
-  if (dir_ == nullptr || !options_.give_back) return PD3_OK;
+  // The tier bounds its DRAM itself: its regions have no mapping to give back.
+  if (dir_ == nullptr || !options_.give_back || tier_) return PD3_OK;
   if (!read_meminfo(options_.meminfo_path.c_str(), &result->total_bytes, &result->available_bytes)) return PD3_OK;
   const uint64_t floor = uint64_t(double(result->total_bytes) * options_.headroom);
   if (result->available_bytes >= floor) return PD3_OK;
@@ -176,7 +199,7 @@ void Store::read(const TransportRequest& req, const Tenant& tenant, FrameBuilder
       stats_.file_read_bytes += req.size - resident;
     }
   }
-  out->response(req.op_id, PD3_OK, req.size, region->bytes() + req.offset, req.size);
+  out->response(req.op_id, PD3_OK, req.size, bytes_of(*region, req.offset, req.size), req.size);
   stats_.read_bytes += req.size;
 }
 
@@ -188,8 +211,12 @@ void Store::write(const TransportRequest& req, const Tenant& tenant, FrameBuilde
   // Frozen or sealed: the copy on the target is being made from these bytes; a write now would be lost.
   if (region->move != MoveState::kNone) return moved(req, out);
   ++region->accesses;
-  std::memcpy(region->bytes() + req.offset, req.data, req.size);
-  regions_.mark_written(region, req.offset, uint64_t(req.offset) + req.size);
+  if (tier_) {
+    tier_->copy_in(region->id, req.offset, req.data, req.size);
+  } else {
+    std::memcpy(region->bytes() + req.offset, req.data, req.size);
+    regions_.mark_written(region, req.offset, uint64_t(req.offset) + req.size);
+  }
   index_records(tenant, region->id, req.offset, req.data, req.size);
   stats_.write_bytes += req.size;
   out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
@@ -228,15 +255,23 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
   // as a record of exactly this key (they may have been overwritten, or the region freed or reused
   // since), in a region of this tenant (a salted hash may collide with another tenant's: never
   // answer with its bytes). The record is re-parsed alone, from its first byte to the region's end.
-  Region* region = regions_.find(address_region(address));
-  const uint32_t at = address_offset(address);
-  pd3_record_key k;
+  Region* region = indexed_region(address, tenant);
   // A sealed region's record may be stale (its copy on the target is the live one): a miss, but the
   // entry stays, since a thaw makes it good again.
   if (region != nullptr && region->move == MoveState::kSealed) return prefetch_miss(req, out);
-  if (region == nullptr || region->tenant != tenant.name || at >= region->capacity ||
-      !records_.record_at_start(region->bytes() + at, region->capacity - at, &k) || k.key_len != key_len ||
-      std::memcmp(region->bytes() + at + k.key_off, key, key_len) != 0) {
+  const uint32_t at = address_offset(address);
+  const uint64_t span = region == nullptr ? 0 : tier_ ? record_span(*region, at, req) : region->capacity - at;
+  const uint8_t* record = region == nullptr ? nullptr : bytes_of(*region, at, span);
+  pd3_record_key k;
+  const bool parsed = record != nullptr && records_.record_at_start(record, span, &k);
+  if (!parsed && record != nullptr && span < region->capacity - at) {
+    // The tier brought in only what a value of req.size needs: a record that does not parse in
+    // that much may simply be larger (the index entry stays).
+    ++stats_.errors;
+    out->prefetch_response(req.op_id, PD3_E_DEST_SMALL, key, uint16_t(key_len), 0, nullptr, 0);
+    return;
+  }
+  if (!parsed || k.key_len != key_len || std::memcmp(record + k.key_off, key, key_len) != 0) {
     index_->erase(hash);
     return prefetch_miss(req, out);
   }
@@ -249,8 +284,7 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
     out->prefetch_response(req.op_id, PD3_E_DEST_SMALL, key, uint16_t(key_len), value_len, nullptr, 0);
     return;
   }
-  out->prefetch_response(req.op_id, PD3_OK, key, uint16_t(key_len), value_len, region->bytes() + at + k.value_off,
-                         value_len);
+  out->prefetch_response(req.op_id, PD3_OK, key, uint16_t(key_len), value_len, record + k.value_off, value_len);
 }
 
 void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {
@@ -259,6 +293,7 @@ void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuil
     case PD3_CTL_ALLOCATE: {
       Region* region = nullptr;
       if (int rc = regions_.allocate(req.size, tenant.name, &region); rc != PD3_OK) return error(req, rc, out);
+      if (tier_) tier_->add_region(region->id, std::move(region->file), region->capacity);
       const pd3_alloc_reply reply{region->id, region->capacity};
       out->response(req.op_id, PD3_OK, sizeof reply, &reply, sizeof reply);
       return;
@@ -266,6 +301,7 @@ void Store::control(const TransportRequest& req, const Tenant& tenant, FrameBuil
     case PD3_CTL_DEALLOCATE: {
       if (owned_region(req, req.offset, tenant, out) == nullptr) return;
       if (int rc = regions_.deallocate(req.offset); rc != PD3_OK) return error(req, rc, out);
+      forget_region(req.offset);
       out->response(req.op_id, PD3_OK, 0, nullptr, 0);
       return;
     }
@@ -327,6 +363,7 @@ int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
   for (const uint32_t id : ids) {
     const uint32_t bytes = regions_.find(id)->capacity;
     if (rc = regions_.deallocate(id); rc != PD3_OK) break;
+    forget_region(id);
     gone.push_back(id);
     ++freed->regions;
     freed->bytes += bytes;
@@ -348,6 +385,9 @@ int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
 int Store::sync() {
   // Both are no-ops unless the data directory is durable (SyncMode::kBatch).
   if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
+  if (tier_) {
+    if (int rc = tier_->sync(); rc != PD3_OK) return rc;
+  }
   return index_->sync(&stats_.syncs);
 }
 
@@ -359,7 +399,94 @@ MemStoreStats Store::stats() const {
   s.index_keys = index_->keys();
   s.index_bytes = index_->bytes();
   s.record_parser_rejects = records_.rejected();
+  if (tier_) {
+    s.tiered = true;
+    s.tier = tier_->stats();
+  }
   return s;
+}
+
+void Store::forget_region(uint32_t region) {
+  if (tier_) tier_->drop_region(region);
+}
+
+const uint8_t* Store::bytes_of(const Region& region, uint64_t offset, uint64_t len) {
+  if (!tier_) return region.bytes() + offset;
+  scratch_.resize(len);
+  tier_->copy_out(region.id, offset, len, scratch_.data());
+  return scratch_.data();
+}
+
+uint64_t Store::record_span(const Region& region, uint32_t at, const TransportRequest& req) const {
+  // A record's framing (the built-in header, or a plug-in format's) is assumed to fit in 256 bytes
+  // beyond the key (as long as the one asked for) and a value of the size asked for; never more than the frames can hold at once.
+  constexpr uint64_t kFramingSlack = 256;
+  const uint64_t pool = uint64_t(tier_->frames()) * tier_->page_size() - at % tier_->page_size();
+  return std::min({uint64_t(region.capacity - at), kFramingSlack + req.data_len + uint64_t(req.size), pool});
+}
+
+Region* Store::indexed_region(uint64_t address, const Tenant& tenant) const {
+  Region* region = regions_.find(address_region(address));
+  if (region == nullptr || region->tenant != tenant.name || address_offset(address) >= region->capacity) return nullptr;
+  return region;
+}
+
+void Store::fail_request(const TransportRequest& req, int status, FrameBuilder* out) {
+  ++stats_.errors;
+  MemStore::fail_request(req, status, out);
+}
+
+int Store::prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins* pins) {
+  if (!tier_ || req.reserved != 0) return tier::kReady;  // execute() answers what needs no pages
+  uint32_t id = req.region;
+  uint64_t lo = req.offset, hi = uint64_t(req.offset) + req.size;
+  if (req.op() == PD3_OP_PREFETCH) {
+    if (req.data == nullptr || req.data_len == 0 || req.data_len > PD3_MAX_KEY_LEN) return tier::kReady;
+    uint64_t address = 0;
+    if (!index_->find(tenant.key_hash(req.data, req.data_len), &address)) return tier::kReady;
+    const Region* region = indexed_region(address, tenant);
+    if (region == nullptr) return tier::kReady;
+    id = region->id;
+    lo = address_offset(address);
+    hi = lo + record_span(*region, uint32_t(lo), req);
+  } else if (req.op() == PD3_OP_READ || req.op() == PD3_OP_WRITE) {
+    const Region* region = regions_.find(id);
+    if (region == nullptr || region->tenant != tenant.name || req.size == 0 || hi > region->capacity) return tier::kReady;
+  } else {
+    return tier::kReady;
+  }
+  return tier_->acquire(id, lo, hi, req.op() == PD3_OP_WRITE, pins);
+}
+
+}  // namespace
+
+void MemStore::fail_request(const TransportRequest& req, int status, FrameBuilder* out) {
+  if (req.op() == PD3_OP_PREFETCH)
+    out->prefetch_response(req.op_id, status, req.data, uint16_t(req.data_len), 0, nullptr, 0);
+  else
+    out->response(req.op_id, status, 0, nullptr, 0);
+}
+
+namespace {
+
+// The tier of `options`, with its I/O backend.
+int open_tier(const MemStoreOptions& options, std::unique_ptr<tier::Tier>* out) {
+  std::unique_ptr<tier::TierIo> io;
+  int rc = PD3_OK;
+  if (options.tier_io_factory) {
+    rc = options.tier_io_factory(&io);
+  } else {
+    rc = tier::make_tier_io(options.tier_io, &io);
+    if (rc == PD3_E_UNAVAILABLE && options.tier_io_fallback) rc = tier::make_tier_io(tier::IoKind::kThreads, &io);
+  }
+  if (rc != PD3_OK) return rc;
+  tier::TierOptions t;
+  t.dram_budget = options.dram_budget;
+  t.page_size = options.page_size;
+  t.durable = options.sync == SyncMode::kBatch;
+  t.evict = options.evict;
+  t.prefetch = options.tier_prefetch;
+  return tier::Tier::open(t, std::move(io), out);
 }
 
 }  // namespace
@@ -383,7 +510,12 @@ int MemStore::open(const MemStoreOptions& options, std::unique_ptr<MemStore>* ou
   if (!options.data_dir.empty()) {
     if (int rc = DataDir::open(options.data_dir, options.sync == SyncMode::kBatch, &dir); rc != PD3_OK) return rc;
   }
-  auto store = std::make_unique<Store>(options, capacity, std::move(dir));
+  std::unique_ptr<tier::Tier> tier;
+  if (options.dram_budget != 0) {
+    if (!dir) return fail(PD3_E_INVAL, "a DRAM budget needs a data_dir (the tier keeps regions in files)");
+    if (int rc = open_tier(options, &tier); rc != PD3_OK) return rc;
+  }
+  auto store = std::make_unique<Store>(options, capacity, std::move(dir), std::move(tier));
   if (int rc = store->open_parts(); rc != PD3_OK) return rc;
   *out = std::move(store);
   return PD3_OK;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "memserver/record_parser.hpp"
 #include "memserver/region_table.hpp"
 #include "memserver/tenant.hpp"
+#include "memserver/tier/tier.hpp"
 #include "parsers/plugin_loader.hpp"
 
 namespace pd3 {
@@ -37,6 +39,16 @@ struct MemStoreOptions {
   // Whose parse_record finds the keys of written bytes (record_parser.hpp). Empty (the default),
   // "resp" and "binary": the built-in format of pd3/record.h. The store keeps a plug-in loaded.
   ParserHandle record_parser;
+  // The SSD tier (docs/tier.md): with a data_dir and a dram_budget > 0, regions stay in their files
+  // and at most dram_budget bytes of their pages are in DRAM, in page_size frames.
+  uint64_t dram_budget = 0;
+  uint32_t page_size = 64u << 10;
+  tier::EvictionKind evict = tier::EvictionKind::kLru;
+  tier::PrefetchKind tier_prefetch = tier::PrefetchKind::kNone;
+  tier::IoKind tier_io = tier::IoKind::kUring;
+  bool tier_io_fallback = true;  // kUring refused by the kernel: use kThreads (else open fails)
+  // Builds the tier's I/O backend instead of tier_io (tests inject faults through it).
+  std::function<int(std::unique_ptr<tier::TierIo>*)> tier_io_factory;
 };
 
 // Counters, read by the server's metrics (each updated by the owning thread only).
@@ -61,6 +73,8 @@ struct MemStoreStats {
   uint64_t file_read_bytes = 0;    // bytes of those reads that came from the file
   uint64_t pressure_events = 0;    // relieve_pressure calls that found MemAvailable under the headroom
   uint64_t moved_refusals = 0;     // requests answered PD3_E_MOVED: their region was frozen or sealed for a move
+  bool tiered = false;             // the SSD tier is on: `tier` holds its counters
+  tier::TierStats tier;
 };
 
 // What relieve_pressure found and did.
@@ -96,6 +110,24 @@ class MemStore {
   virtual void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) = 0;
   // The same for the default tenant.
   void execute(const TransportRequest& req, FrameBuilder* out) { execute(req, Tenant{}, out); }
+
+  // With the SSD tier: called before execute() for each record, gets what `req` will touch into
+  // DRAM and pins it in *pins (released by release() once the record ran). Returns tier::kReady
+  // (execute may run), tier::kWait (reads started: call again after on_io()), or an error status
+  // to answer the record with (fail_request). Without a tier: always kReady.
+  [[nodiscard]] virtual int prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins* pins) {
+    (void)req, (void)tenant, (void)pins;
+    return tier::kReady;
+  }
+  virtual void release(tier::Pins* pins) { (void)pins; }
+  // Answers `req` with error `status` (counted like the store's own errors).
+  virtual void fail_request(const TransportRequest& req, int status, FrameBuilder* out);
+  // The tier's I/O completion eventfd (-1 without a tier), and what reaps it: true if anything
+  // completed (parked requests may retry).
+  virtual int io_fd() const { return -1; }
+  virtual bool on_io() { return false; }
+  // Log lines of the tier's I/O errors since the last call.
+  virtual std::vector<std::string> take_io_errors() { return {}; }
 
   // Frees every region of `tenant` (memory, backing file) and drops their key index entries: the
   // pool's reclamation of a client that died (docs/pool.md). Returns PD3_OK or PD3_E_SYS (a file

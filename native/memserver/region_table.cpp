@@ -72,8 +72,12 @@ int RegionTable::load() {
   for (auto& [local, name, tenant] : files) {
     auto region = std::make_unique<Region>();
     uint64_t size = 0;
-    if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) return rc;
-    if (region->memory.data() == nullptr || size % kAlign != 0)
+    if (tiered_) {
+      if (int rc = dir_->open_file(name, &region->file, &size); rc != PD3_OK) return rc;
+    } else if (int rc = dir_->map(name, kMaxCapacity, &region->memory, &size); rc != PD3_OK) {
+      return rc;
+    }
+    if ((region->memory.data() == nullptr && !tiered_) || size == 0 || size > kMaxCapacity || size % kAlign != 0)
       return fail(PD3_E_CORRUPT, "region file %s/%s has %llu bytes: a region has a multiple of %u bytes in [%u, %u]",
                   dir_->path().c_str(), name.c_str(), (unsigned long long)size, kAlign, kAlign, kMaxCapacity);
     region->id = pd3_region_id(server_id_, local);
@@ -122,9 +126,9 @@ int RegionTable::allocate(uint32_t bytes, const std::string& tenant, Region** ou
   region->id = pd3_region_id(server_id_, local);
   region->capacity = uint32_t(capacity);
   region->tenant = tenant;
-  const int rc = dir_ != nullptr
-                     ? dir_->create(file_name(local, tenant), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory)
-                     : Mapping::anonymous(capacity, &region->memory);
+  const int rc = dir_ == nullptr ? Mapping::anonymous(capacity, &region->memory)
+                 : tiered_      ? dir_->create_file(file_name(local, tenant), capacity, &region->file)
+                                : dir_->create(file_name(local, tenant), capacity, [](Mapping&) { return int(PD3_OK); }, &region->memory);
   if (rc != PD3_OK) return rc;
   if (reuse) {
     std::pop_heap(free_locals_.begin(), free_locals_.end(), std::greater<>());

@@ -32,7 +32,8 @@ struct Region {
   bool given_back = false;  // its memory was given back to the machine: reads may come from the file
   MoveState move = MoveState::kNone;  // kSealed survives a restart (RegionTable::set_move); kFrozen does not
   uint64_t accesses = 0;  // READs, WRITEs and PREFETCH hits served from it: the heat the pool's migrator reads
-  Mapping memory;         // exactly `capacity` bytes are used
+  Mapping memory;         // exactly `capacity` bytes are used; empty in a tiered table
+  UniqueFd file;          // a tiered table's region: its backing file, handed to the tier
   uint64_t dirty_lo = UINT64_MAX;  // [dirty_lo, dirty_hi): written since the last sync (durable only)
   uint64_t dirty_hi = 0;
   uint8_t* bytes() const { return memory.data(); }
@@ -61,7 +62,9 @@ class RegionTable {
   static constexpr uint32_t kMaxCapacity = 0xFFFFF000u;  // largest multiple of kAlign offsets (u32) reach
 
   // `dir`: nullptr for anonymous regions; else regions are files in it (not owned, must outlive this).
-  RegionTable(uint16_t server_id, uint64_t capacity, DataDir* dir) : server_id_(server_id), capacity_(capacity), dir_(dir) {}
+  // `tiered` (needs a dir): the files are not mapped; each region's `file` is left for the SSD tier.
+  RegionTable(uint16_t server_id, uint64_t capacity, DataDir* dir, bool tiered = false)
+      : server_id_(server_id), capacity_(capacity), dir_(dir), tiered_(tiered) {}
 
   // Maps back every region file of the data directory. Returns PD3_OK, PD3_E_CORRUPT (a region
   // file whose size cannot be a region's) or PD3_E_SYS.
@@ -110,12 +113,13 @@ class RegionTable {
   static uint32_t parse_file_name(const std::string& name, std::string* tenant);
 
  private:
-  bool durable() const { return dir_ != nullptr && dir_->durable(); }
+  bool durable() const { return dir_ != nullptr && dir_->durable() && !tiered_; }
   void add(std::unique_ptr<Region> region);
 
   uint16_t server_id_;
   uint64_t capacity_;
   DataDir* dir_;
+  bool tiered_;
   // By local id, as long as the highest local id in use so far (never shrinks); [0] unused. Sized
   // by use rather than by PD3_REGION_LOCAL_MAX, so a server with few regions keeps a short table.
   std::vector<std::unique_ptr<Region>> regions_ = std::vector<std::unique_ptr<Region>>(1);

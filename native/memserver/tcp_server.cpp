@@ -119,6 +119,10 @@ int TcpServer::listen_and_spawn() {
   ev.data.u64 = kWakeId;
   if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &ev) != 0)
     return fail(PD3_E_SYS, "epoll_ctl: %s", strerror(errno));
+  if (const int io_fd = store_->io_fd(); io_fd >= 0) {
+    ev.data.u64 = kStoreIoId;
+    if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, io_fd, &ev) != 0) return fail(PD3_E_SYS, "epoll_ctl: %s", strerror(errno));
+  }
 
   publish();
   log_.log(LogLevel::kInfo, "server.listen", "memory server %u listening on %s:%u", unsigned(store_->server_id()),
@@ -164,8 +168,15 @@ void TcpServer::run() {
       }
       else if (id == kListenId)
         accept_all();
+      else if (id == kStoreIoId)
+        on_store_io();
       else
         dispatch(id, events[i].events);
+    }
+    // Records that ran released their pins, and I/O may have completed: parked requests retry.
+    if (store_->io_fd() >= 0) {
+      resume_parked();
+      log_io_errors();
     }
     on_timers();
     publish();
@@ -174,6 +185,38 @@ void TcpServer::run() {
   conns_.clear();
   log_.log(LogLevel::kInfo, "server.stop", "memory server on port %u stopped", unsigned(port_));
   publish();
+}
+
+void TcpServer::on_store_io() {
+  if (store_->on_io()) store_runs_ = ~0ull;  // the tier's counters changed
+}
+
+void TcpServer::resume_parked() {
+  // Until a round moves no parked connection: one that ran records released pins that an earlier
+  // one in the same round may have been waiting for, and no event would wake it again.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      const auto next = std::next(it);
+      if (it->second->parked()) {
+        try {
+          progress |= it->second->resume();
+        } catch (const std::bad_alloc&) {
+          log_.log(LogLevel::kError, "conn.out_of_memory", "conn %llu: out of memory while serving it",
+                   (unsigned long long)it->first);
+          it->second->close("out of memory");
+          progress = true;
+        }
+        settle(it);  // may erase it
+      }
+      it = next;
+    }
+  }
+}
+
+void TcpServer::log_io_errors() {
+  for (const std::string& line : store_->take_io_errors())
+    log_.log(LogLevel::kError, "tier.io_error", "%s", line.c_str());
 }
 
 void TcpServer::accept_all() {

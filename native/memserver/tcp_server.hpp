@@ -84,7 +84,7 @@ class TcpServer {
   // tenant.reclaimed, store.gave_back; error: tenant.reclaim_failed, store.give_back_failed; warn: conn.refused
   // (bad hello, no hello in time, max_connections), conn.protocol_error,
   // store.record_parser_rejected (at most every 10 s); error: store.sync_failed,
-  // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed.
+  // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed, tier.io_error.
   LogQueue& log() { return log_; }
 
  private:
@@ -104,6 +104,10 @@ class TcpServer {
   void wake();  // makes the loop's epoll_wait return (stop, or a command queued)
   void check_pressure(uint64_t now);
   void report_record_parser_rejects();
+  // The tier's I/O completed: reap it and retry the parked connections.
+  void on_store_io();
+  void resume_parked();
+  void log_io_errors();
 
   TcpServerOptions options_;
   std::unique_ptr<MemStore> store_;
@@ -151,7 +155,7 @@ class TcpServer {
   BatchHistogram snapshot_histogram_{};
 
   // epoll user data of the two non-connection fds; connections get ids from kFirstConnectionId.
-  static constexpr uint64_t kListenId = 0, kWakeId = 1, kFirstConnectionId = 2;
+  static constexpr uint64_t kListenId = 0, kWakeId = 1, kStoreIoId = 2, kFirstConnectionId = 3;
 };
 
 }  // namespace pd3

@@ -80,6 +80,16 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     store_options.sync = sync == "none" ? pd3::SyncMode::kNone : pd3::SyncMode::kBatch;
     store_options.index_initial_keys =
         opt.integer("indexInitialKeys", kMaxSafeInteger, store_options.index_initial_keys);
+    store_options.dram_budget = opt.integer("dramBudget", kMaxSafeInteger, 0);
+    store_options.page_size = uint32_t(opt.integer("pageSize", 2u << 20, store_options.page_size));
+    if (!pd3::tier::parse_eviction_kind(opt.string("evict", false, "lru"), &store_options.evict))
+      throw Napi::RangeError::New(env, "evict must be lru, fifo, random, cflru or epoch");
+    if (!pd3::tier::parse_prefetch_kind(opt.string("tierPrefetch", false, "none"), &store_options.tier_prefetch))
+      throw Napi::RangeError::New(env, "tierPrefetch must be none, next-n, best-offset or leap");
+    const std::string tier_io = opt.string("tierIo", false, "");
+    if (!tier_io.empty() && !pd3::tier::parse_io_kind(tier_io, &store_options.tier_io))
+      throw Napi::RangeError::New(env, "tierIo must be uring or threads");
+    store_options.tier_io_fallback = tier_io.empty();  // only the default falls back
     const std::string record_parser = opt.string("recordParser", false, "builtin");
     if (const int rc = pd3::load_record_parser(record_parser, &store_options.record_parser))
       throw_status(env, rc, "recordParser");
@@ -151,6 +161,19 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("file_read_bytes", s.store.file_read_bytes);
     set("pressure_events", s.store.pressure_events);
     set("moved_refusals", s.store.moved_refusals);
+    if (s.store.tiered) {
+      const pd3::tier::TierStats& t = s.store.tier;
+      set("tier_hits", t.hits);
+      set("tier_misses", t.misses);
+      set("tier_evictions", t.evictions);
+      set("tier_writebacks", t.writebacks);
+      set("tier_prefetches", t.prefetches);
+      set("tier_useless_prefetches", t.useless_prefetches);
+      set("tier_io_errors", t.io_errors);
+      set("tier_resident_pages", t.resident_pages);
+      set("tier_dirty_pages", t.dirty_pages);
+      set("tier_frames", t.frames);
+    }
     return o;
   }
 

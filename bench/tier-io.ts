@@ -1,0 +1,108 @@
+// tier-io.ts — `npm run bench -- tier-io [--quick]`: the SSD tier's two I/O backends side by side
+// with the untiered baseline. One pd3-memserver (on the "other" core, core-layout.ts) holds a
+// region 16× its DRAM budget; a client process drives random 4 KiB reads at a fixed concurrency,
+// so most reads are tier misses. Rows: mapped (no --dram-budget: the kernel's page cache tiers),
+// --tier-io threads, --tier-io uring. The backing files sit on this machine's disk and, after the
+// fill, mostly in its page cache: the figures compare the backends' overheads, not an SSD.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Pd3Host } from '../host/index.js';
+import { startMemserver } from '../examples/harness/processes.js';
+
+const USAGE = `usage: npm run bench -- tier-io [--quick] [--concurrency N]
+  --quick          3 s per row (default 10 s)
+  --concurrency N  reads in flight (default 32)`;
+
+function options(): { quick: boolean; concurrency: number } {
+  try {
+    const { values } = parseArgs({
+      args: process.argv.slice(2),
+      strict: true,
+      options: { quick: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '32' }, help: { type: 'boolean', default: false } },
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    const concurrency = Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new Error(`--concurrency: 1..1024, got '${values.concurrency}'`);
+    return { quick: values.quick, concurrency };
+  } catch (e) {
+    console.error(`tier-io: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const opts = options();
+const REGION = 64 << 20;
+const BUDGET = '4M';
+const READ = 4096;
+const durationMs = opts.quick ? 3000 : 10_000;
+const token = 'bench-tier-io';
+
+interface Row {
+  mode: string;
+  kops: number;
+  p50Us: number;
+  p99Us: number;
+  misses: number;
+  hits: number;
+}
+
+async function run(mode: 'mapped' | 'threads' | 'uring'): Promise<Row> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pd3-bench-tier-'));
+  const extra = mode === 'mapped' ? [] : ['--dram-budget', BUDGET, '--tier-io', mode];
+  const ms = await startMemserver({ token, capacity: '1G', dataDir, metrics: true, extra });
+  const host = Pd3Host.create({ name: `bench-tier-${process.pid}-${mode}`, directOnly: true, directServers: [`127.0.0.1:${ms.port}`], directToken: token });
+  try {
+    const { region } = await host.allocate(REGION);
+    const chunk = Buffer.alloc(1 << 20);
+    for (let off = 0; off < REGION; off += chunk.length) {
+      chunk.fill(off >>> 20);
+      await host.write(region, off, chunk);
+    }
+    const latencies: number[] = [];
+    let seed = 12345;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    const end = performance.now() + durationMs;
+    const worker = async () => {
+      while (performance.now() < end) {
+        const off = (next() % (REGION / READ)) * READ;
+        const t0 = performance.now();
+        await host.read(region, off, READ);
+        latencies.push(performance.now() - t0);
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: opts.concurrency }, worker));
+    const seconds = (performance.now() - t0) / 1000;
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 1000;
+    const stats = await metricsOf(ms);
+    return { mode, kops: latencies.length / seconds / 1000, p50Us: at(0.5), p99Us: at(0.99), misses: stats.misses, hits: stats.hits };
+  } finally {
+    host.close();
+    await ms.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// The tier's hit and miss counters, from the server's Prometheus endpoint (0 without a tier).
+async function metricsOf(ms: { metrics: string }): Promise<{ misses: number; hits: number }> {
+  const text = await (await fetch(`http://${ms.metrics}/metrics`)).text();
+  const value = (name: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? 0 : Number(line.slice(name.length + 1));
+  };
+  return { misses: value('pd3_memserver_tier_misses_total'), hits: value('pd3_memserver_tier_hits_total') };
+}
+
+const rows: Row[] = [];
+for (const mode of ['mapped', 'threads', 'uring'] as const) rows.push(await run(mode));
+console.log(`tier-io: ${REGION >> 20} MiB region, DRAM budget ${BUDGET} (64 KiB pages), random ${READ}-byte reads, ${opts.concurrency} in flight, ${durationMs / 1000} s per row`);
+console.log('| mode | kops/s | p50 µs | p99 µs | tier misses | tier hits |');
+console.log('|---|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${r.mode} | ${r.kops.toFixed(1)} | ${r.p50Us.toFixed(0)} | ${r.p99Us.toFixed(0)} | ${r.misses} | ${r.hits} |`);
+console.log(JSON.stringify({ bench: 'tier-io', quick: opts.quick, concurrency: opts.concurrency, rows }));

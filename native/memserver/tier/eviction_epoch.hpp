@@ -1,0 +1,92 @@
+// eviction_epoch.hpp — epoch-approximated LRU (after ScaleStore, SIGMOD'22; docs/tier-policies.md):
+// a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
+// none when it is already current), and a background sampler looks at a few thousand frames (a run
+// from a random start) per pass and queues the oldest quarter as victim candidates. The hit path
+// takes no lock and moves no list node; victim() pops a candidate whose epoch is still the sampled one.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+#include "memserver/tier/eviction_policy.hpp"
+
+namespace pd3::tier {
+
+// How recently a frame was used, relative to the global epoch g.
+enum class Temperature : uint8_t {
+  kEmpty,  // holds no page
+  kHot,    // last epoch == g
+  kWarm,   // last epoch == g - 1
+  kCold,   // last epoch <  g - 1
+};
+
+// Epoch LRU. Owner-thread calls as the contract says; the sampler thread (when started) only reads
+// last epochs, advances the epoch and fills the candidate queue.
+class EpochPolicy final : public EvictionPolicy {
+ public:
+  // start_sampler=false: no thread; the epoch moves only by advance_epoch() and candidates come from
+  // refill() or victim()'s own pass (deterministic, for tests and single-threaded replays).
+  EpochPolicy(uint32_t frames, const EvictionOptions& options, bool start_sampler);
+  ~EpochPolicy() override = default;  // the sampler (declared last) stops and joins first
+  EpochPolicy(const EpochPolicy&) = delete;
+  EpochPolicy& operator=(const EpochPolicy&) = delete;
+
+  EvictionKind kind() const override { return EvictionKind::kEpoch; }
+  void on_fill(FrameId frame) override;
+  void on_hit(FrameId frame, bool write) override;
+  void on_drop(FrameId frame) override;
+  FrameId victim(const FrameView& view) override;
+
+  // The global epoch (starts at 1; 0 marks an empty frame, and is skipped when the count wraps,
+  // every 2^32 periods: ages are computed modulo 2^32).
+  uint32_t epoch() const;
+  void advance_epoch();
+  Temperature temperature(FrameId frame) const;
+  // One sampler pass on the calling thread: samples, queues the coldest; returns how many it queued.
+  uint32_t refill();
+  uint32_t sample_size() const { return sample_; }
+  uint32_t candidates_per_pass() const { return per_pass_; }
+
+ private:
+  // A frame queued by a pass, with the last epoch it had then: if that changed, it was used since.
+  struct Candidate {
+    FrameId frame;
+    uint32_t epoch;
+  };
+  static constexpr uint32_t kAgeBuckets = 16;  // ages 0 (hot), 1 (warm), 2 .. 14, 15 and older
+  // Epochs from `last` to `g` (0 when `last` is not older: a stale read of g).
+  static uint32_t age(uint32_t g, uint32_t last);
+  static uint32_t age_bucket(uint32_t g, uint32_t last);
+  void sample_into(uint64_t* rng, std::vector<Candidate>* seen, std::vector<Candidate>* out) const;
+  FrameId pop_valid(const FrameView& view);
+  FrameId scan_all(const FrameView& view) const;
+  void sampler_loop(std::stop_token stop);
+
+  const uint32_t frames_;
+  const uint32_t sample_;    // frames per pass (all of them when the pool is smaller)
+  const uint32_t per_pass_;  // candidates a pass queues: the oldest quarter of the sample
+  const uint64_t period_us_;
+  // Per frame: last epoch used, 0 = empty. 32 bits: 16 frames per cache line, so the lines the
+  // sampler reads and the owner writes once per epoch are half as many as with 64.
+  std::unique_ptr<std::atomic<uint32_t>[]> last_;
+  std::atomic<uint32_t> epoch_{1};
+  uint64_t owner_rng_;             // victim()'s own passes
+  std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, coldest at the back
+  std::vector<Candidate> owner_seen_;    // owner's passes: the sample read
+  std::vector<Candidate> sampler_seen_;  // refill()'s passes: the sample read
+
+  std::mutex mu_;                  // guards queue_, drained_, sampler_rng_
+  std::condition_variable_any wake_;  // only to wake the sampler early when it must stop
+  std::vector<Candidate> queue_;   // filled by passes, emptied by victim()
+  bool drained_ = false;           // victim() took the queue since the sampler last looked
+  uint64_t sampler_rng_;
+  std::jthread sampler_;           // last: stopped and joined before the members it uses go
+};
+
+}  // namespace pd3::tier

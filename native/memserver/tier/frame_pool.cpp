@@ -1,0 +1,75 @@
+// frame_pool.cpp — see frame_pool.hpp.
+#include "memserver/tier/frame_pool.hpp"
+
+#include "pd3/status.h"
+
+namespace pd3::tier {
+
+int FramePool::create(uint32_t frames, uint32_t page_size, std::unique_ptr<FramePool>* out) {
+  assert(frames > 0 && page_size > 0);
+  Mapping memory;
+  if (int rc = Mapping::anonymous(uint64_t(frames) * page_size, &memory); rc != PD3_OK) return rc;
+  out->reset(new FramePool(std::move(memory), frames, page_size));
+  return PD3_OK;
+}
+
+FramePool::FramePool(Mapping memory, uint32_t frames, uint32_t page_size)
+    : memory_(std::move(memory)), page_size_(page_size), frames_(frames) {
+  free_.reserve(frames);
+  for (FrameId f = frames; f > 0; --f) free_.push_back(f - 1);  // frame 0 is taken first
+}
+
+FrameId FramePool::take_free() {
+  if (free_.empty()) return kNoFrame;
+  const FrameId f = free_.back();
+  free_.pop_back();
+  return f;
+}
+
+void FramePool::assign(FrameId f, const std::shared_ptr<RegionFile>& file, uint64_t page, bool prefetched) {
+  Frame& fr = frames_[f];
+  assert(fr.state == Frame::State::kFree && fr.pins == 0 && !fr.dirty);
+  fr.state = Frame::State::kLoading;
+  fr.file = file;
+  fr.page = page;
+  fr.prefetched = prefetched;
+  fr.retry_ns = 0;
+  file->pages[page] = f;
+}
+
+void FramePool::fill(FrameId f) {
+  Frame& fr = frames_[f];
+  assert(fr.state == Frame::State::kLoading);
+  fr.state = Frame::State::kResident;
+  ++resident_;
+  if (observer.filled) observer.filled(f, memory(f), page_size_);
+}
+
+void FramePool::empty(FrameId f) {
+  Frame& fr = frames_[f];
+  assert(fr.state != Frame::State::kFree);
+  if (fr.state != Frame::State::kLoading) {
+    --resident_;
+    if (observer.emptied) observer.emptied(f, memory(f), page_size_);
+  }
+  if (!fr.file->dropped) fr.file->pages[fr.page] = kNoFrame;
+  set_dirty(f, false);
+  fr.state = Frame::State::kFree;
+  fr.prefetched = false;
+  fr.in_sync = false;
+  fr.pins = 0;
+  fr.retry_ns = 0;
+  fr.file.reset();
+  ++fr.seq;
+  free_.push_back(f);
+}
+
+void FramePool::set_dirty(FrameId f, bool dirty) {
+  Frame& fr = frames_[f];
+  if (fr.dirty == dirty) return;
+  fr.dirty = dirty;
+  if (dirty) ++dirty_;
+  else --dirty_;
+}
+
+}  // namespace pd3::tier

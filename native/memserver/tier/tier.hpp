@@ -1,0 +1,133 @@
+// tier.hpp — the SSD tier of a memory server with a DRAM budget: regions live in their backing
+// files, and the pages in use are held in a fixed pool of DRAM frames (docs/tier.md). The event
+// loop never waits for a read: acquire() starts the reads a request needs and says "wait"; the I/O
+// completions (completion_fd) are reaped by on_io(), after which the request asks again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memserver/tier/eviction_policy.hpp"
+#include "memserver/tier/frame_pool.hpp"
+#include "memserver/tier/prefetch_policy.hpp"
+#include "memserver/tier/tier_io.hpp"
+
+namespace pd3::tier {
+
+// How a tier is built.
+struct TierOptions {
+  uint64_t dram_budget = 0;        // bytes of frames; at least one page
+  uint32_t page_size = 64u << 10;  // a power of two in [4 KiB, 2 MiB]
+  bool durable = true;             // sync() writes each frame's pages through (SyncMode::kBatch)
+  EvictionKind evict = EvictionKind::kLru;
+  EvictionOptions eviction;
+  PrefetchKind prefetch = PrefetchKind::kNone;
+  PrefetchOptions prefetching;
+};
+
+// Counters and gauges of the tier (docs/tier.md, metrics pd3_memserver_tier_*).
+struct TierStats {
+  uint64_t hits = 0, misses = 0, evictions = 0, writebacks = 0, prefetches = 0, useless_prefetches = 0,
+           io_errors = 0;
+  uint64_t resident_pages = 0, dirty_pages = 0, frames = 0;
+};
+
+// The pages one request holds: pinned frames (never evicted while pinned) and the pages whose
+// reads it started (misses, not hits, when it runs).
+struct Pins {
+  std::vector<std::pair<FrameId, uint64_t>> frames;  // (frame, Frame::seq when pinned)
+  std::vector<uint64_t> missed;                      // page keys (region << 32 | page)
+};
+
+// acquire()'s answer besides an error status.
+inline constexpr int kReady = 1;
+inline constexpr int kWait = 0;
+
+// The frame pool, the regions' page tables and the I/O between them. Single-threaded: the memory
+// server's event-loop thread owns it.
+class Tier final : public FrameView {
+ public:
+  // Checks the options and builds the pool. Returns PD3_OK, PD3_E_INVAL (a page size that is not a
+  // power of two in [4K, 2M], a budget below one page) or PD3_E_NOMEM.
+  static int open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out);
+  // Writes every dirty page back (nothing is left only in DRAM) after the I/O in flight completes.
+  ~Tier() override;
+
+  // Region `id` lives in `fd` (taken over), `bytes` long; every page starts on file.
+  void add_region(uint32_t id, UniqueFd fd, uint64_t bytes);
+  // Region `id` is freed: its pages leave their frames (dirty ones are discarded), pins on them lapse.
+  void drop_region(uint32_t id);
+
+  // Makes the pages of [lo, hi) of region `id` resident and pins them in *pins (what *pins held
+  // before is released first). Returns kReady (all resident: copy_out / copy_in may run), kWait
+  // (reads started or no frame free: ask again after on_io()), PD3_E_TOO_BIG (the range needs more
+  // frames than the pool has), PD3_E_SYS (a read of one of its pages failed), PD3_E_NOSPACE (no
+  // frame can be freed: every one holds a page whose write-back failed) or PD3_E_NOMEM.
+  [[nodiscard]] int acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins);
+  // Unpins what *pins holds and clears it.
+  void release(Pins* pins);
+  // Copies between resident, pinned pages of region `id` and a buffer.
+  void copy_out(uint32_t id, uint64_t offset, uint64_t len, uint8_t* dst) const;
+  void copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t len);
+
+  // Durable mode: writes every page written since the last call to its file and fdatasyncs the
+  // files (synchronously). Returns PD3_OK, PD3_E_NOSPACE or PD3_E_SYS; failed pages stay dirty,
+  // resident and listed for the next call.
+  [[nodiscard]] int sync();
+
+  // The I/O completions' eventfd, and what reaps them; on_io returns true if any arrived.
+  int completion_fd() const { return io_->completion_fd(); }
+  bool on_io();
+  // Log lines of I/O errors since the last call.
+  std::vector<std::string> take_errors();
+
+  TierStats stats() const;
+  uint32_t page_size() const { return pool_->page_size(); }
+  uint32_t frames() const { return pool_->frames(); }
+  FramePool& pool() { return *pool_; }
+
+  // FrameView
+  bool evictable(FrameId frame) const override;
+  bool dirty(FrameId frame) const override { return pool_->at(frame).dirty; }
+
+ private:
+  Tier(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<FramePool> pool,
+       std::unique_ptr<EvictionPolicy> eviction, std::unique_ptr<PrefetchPolicy> prefetch);
+  RegionFile* region(uint32_t id) const;
+  void pin(FrameId f, Pins* pins);
+  bool any_pinned() const;
+  // A frame to load into: a free one, else the eviction policy's clean victim (dirty victims get a
+  // write-back started and are passed over). kNoFrame if none now. `for_prefetch`: only a free
+  // frame or a clean victim that is not itself an unused prefetch, and no write-back is started.
+  FrameId take_frame(bool for_prefetch);
+  void evict(FrameId f);
+  int start_read(const std::shared_ptr<RegionFile>& file, uint64_t page, FrameId f, bool prefetch);
+  void start_writeback(FrameId f);
+  void on_accessed(uint32_t id, const Pins& pins, bool write);
+  void prefetch_pages(const std::shared_ptr<RegionFile>& file, const std::vector<uint64_t>& pages);
+  uint32_t page_len(const RegionFile& file, uint64_t page) const;
+  void error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+  TierOptions options_;
+  std::unique_ptr<TierIo> io_;
+  std::unique_ptr<FramePool> pool_;
+  std::unique_ptr<EvictionPolicy> eviction_;
+  std::unique_ptr<PrefetchPolicy> prefetch_;
+  std::unordered_map<uint32_t, std::shared_ptr<RegionFile>> regions_;
+  std::unordered_map<uint64_t, int> failed_reads_;  // page key -> status, told to the next acquire
+  std::vector<std::pair<FrameId, uint64_t>> to_sync_;  // written since the last sync (frame, seq)
+  std::vector<std::shared_ptr<RegionFile>> sync_files_;  // their files (fdatasync at sync)
+  std::vector<std::string> errors_;
+  std::vector<uint64_t> candidates_;  // scratch of prefetch_pages
+  uint64_t in_flight_ = 0;
+  TierStats stats_;
+};
+
+// Page key of the failed-read table and Pins::missed.
+inline uint64_t page_key(uint32_t region, uint64_t page) { return uint64_t(region) << 32 | page; }
+
+}  // namespace pd3::tier

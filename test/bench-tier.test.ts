@@ -1,0 +1,82 @@
+// bench-tier.test.ts — the tier policy simulator (build/pd3_bench_tier, bench/native/tier.cpp) as a
+// process: refused command lines (exit 2 naming the flag), and a small run whose JSON holds every
+// policy's hit ratio at or below Belady's, prefetchers that help scans, and whose registration
+// trace has the v1 format.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SIMULATOR = join(root, 'build', 'pd3_bench_tier');
+const dir = mkdtempSync(join(tmpdir(), 'pd3-bench-tier-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(SIMULATOR, args, { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('pd3_bench_tier', () => {
+  it.each([
+    [['--frames', '0'], "--frames needs a positive integer, got '0'"],
+    [['--accesses', 'many'], "--accesses needs a positive integer, got 'many'"],
+    [['--page-size', '-4'], "--page-size needs a positive integer, got '-4'"],
+    [['--seed'], '--seed needs a value'],
+    [['--trace-out'], '--trace-out needs a file'],
+    [['--fast'], "unknown option '--fast'"],
+    [['--trace-out', join(dir, 'missing', 'trace.txt'), '--frames', '8', '--accesses', '100'], 'cannot write --trace-out'],
+  ])('refuses %j with exit 2', (args, message) => {
+    const r = run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('replays every policy below Belady and writes the registration trace', () => {
+    const trace = join(dir, 'trace.txt');
+    const pageSize = 4096;
+    const frames = 64;
+    const r = run(['--frames', String(frames), '--accesses', '20000', '--page-size', String(pageSize), '--repeat', '1', '--trace-out', trace]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const result = JSON.parse(lines[lines.length - 1]!) as Record<string, number | boolean>;
+    for (const w of ['', 'uniform_', 'scan_', 'zipfian_rw_']) {
+      const belady = result[`${w}belady_hit`] as number;
+      expect(belady).toBeGreaterThan(0);
+      for (const p of ['lru', 'fifo', 'random', 'cflru', 'epoch']) {
+        const hit = result[`${w}${p}_hit`] as number;
+        expect(hit).toBeGreaterThan(0);
+        expect(hit).toBeLessThanOrEqual(belady);
+        expect(result[`${w}${p}_cpu_ns_per_access`]).toBeGreaterThan(0);
+      }
+    }
+    // Clean-first LRU writes back fewer dirty pages than LRU when half the accesses write.
+    expect(result.zipfian_rw_cflru_writebacks as number).toBeLessThan(result.zipfian_rw_lru_writebacks as number);
+    expect(result.check_lru_le_belady).toBe(true);
+    // Read-ahead: every prefetcher beats none on scans; on zipfian point reads Leap stays (nearly)
+    // idle, and a prefetcher never counts more unused evictions than pages it read.
+    for (const p of ['next_n', 'best_offset', 'leap']) {
+      expect(result[`scan_lru_${p}_hit`] as number).toBeGreaterThan((result.scan_lru_none_hit as number) + 0.3);
+      for (const w of ['', 'scan_']) expect(result[`${w}lru_${p}_useless`] as number).toBeLessThanOrEqual(result[`${w}lru_${p}_prefetches`] as number);
+    }
+    expect(result.lru_none_prefetches).toBe(0);
+    expect(result.lru_leap_prefetches as number).toBeLessThan((result.lru_next_n_prefetches as number) / 10);
+    expect(lines).toContain(`registration trace: ${trace}`);
+    const text = readFileSync(trace, 'utf8').trimEnd().split('\n');
+    expect(text[0]).toBe('# pd3 registration trace v1');
+    const fills = text.slice(1).map((l) => l.split(' ').map(Number));
+    // Every frame is filled once before the pool is full, then once per miss.
+    expect(fills.length).toBeGreaterThan(frames);
+    const seen = new Set<number>();
+    for (const [address, length] of fills) {
+      expect(length).toBe(pageSize);
+      expect(address! % pageSize).toBe(0);
+      expect(address).toBeLessThan(frames * pageSize);
+      seen.add(address!);
+    }
+    expect(seen.size).toBe(frames);
+  });
+});

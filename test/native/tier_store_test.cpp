@@ -1,0 +1,408 @@
+// tier_store_test.cpp — the memory server's store with the SSD tier (a DRAM budget of a few pages):
+// random reads and writes against a byte model with both I/O backends and both sync modes, pins
+// that keep a waiting request's pages from eviction, restart and SIGKILL with evicted dirty pages
+// (every acknowledged write is in the file), PREFETCH by key of a key on a page not in DRAM, and
+// injected read and write-back failures surfacing as statuses, never as lost or wrong bytes.
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/transport_codec.hpp"
+#include "harness.hpp"
+#include "memserver/mem_store.hpp"
+#include "pd3/record.h"
+#include "pd3/status.h"
+#include "util.hpp"
+
+namespace {
+
+using pd3::MemStore;
+using pd3::MemStoreOptions;
+using pd3::SyncMode;
+using pd3::TransportRequest;
+using Bytes = std::vector<uint8_t>;
+using pd3test::Rng;
+namespace tier = pd3::tier;
+
+constexpr uint16_t kServer = 3;
+constexpr uint32_t kPage = 4096;
+
+// A fresh directory under /tmp, removed with its files at scope exit.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/pd3-tier-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) path = tmpl;
+  }
+  ~TempDir() {
+    if (DIR* d = opendir(path.c_str())) {
+      while (const dirent* e = readdir(d))
+        if (e->d_name[0] != '.') unlink((path + "/" + e->d_name).c_str());
+      closedir(d);
+    }
+    rmdir(path.c_str());
+  }
+};
+
+MemStoreOptions tiered(const std::string& dir, uint32_t frames, SyncMode sync = SyncMode::kBatch,
+                       tier::IoKind io = tier::IoKind::kThreads) {
+  MemStoreOptions o;
+  o.server_id = kServer;
+  o.capacity = 64u << 20;
+  o.data_dir = dir;
+  o.sync = sync;
+  o.index_initial_keys = 1024;
+  o.page_size = kPage;
+  o.dram_budget = uint64_t(frames) * kPage;
+  o.tier_io = io;
+  return o;
+}
+
+std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
+  std::unique_ptr<MemStore> s;
+  const int rc = MemStore::open(o, &s);
+  if (rc != PD3_OK) std::fprintf(stderr, "  open: %s\n", pd3_last_error());
+  REQUIRE(rc == PD3_OK && s != nullptr);
+  return s;
+}
+
+// Waits for the tier's next completions (1 s at most) and reaps them.
+void wait_io(MemStore& s) {
+  pollfd p{s.io_fd(), POLLIN, 0};
+  poll(&p, 1, 1000);
+  s.on_io();
+}
+
+struct Reply {
+  int status = 0;
+  uint32_t size = 0;
+  Bytes data;
+};
+
+uint32_t g_id = 0;
+
+TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
+                         uint32_t data_len = 0) {
+  TransportRequest r;
+  r.op_id = pd3_op_id(op, ++g_id);
+  r.region = region;
+  r.offset = offset;
+  r.size = size;
+  r.data = static_cast<const uint8_t*>(data);
+  r.data_len = data_len;
+  return r;
+}
+
+// What a connection does with one record: prepare until ready (waiting for the tier's I/O),
+// execute or answer the error, release, sync.
+Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr) {
+  tier::Pins pins;
+  int ready = tier::kWait;
+  for (int i = 0; i < 1000 && (ready = s.prepare(req, {}, &pins)) == tier::kWait; ++i) {
+    if (waits) ++*waits;
+    wait_io(s);
+  }
+  REQUIRE(ready != tier::kWait);
+  Bytes buf;
+  pd3::FrameBuilder fb(&buf);
+  if (ready == tier::kReady) s.execute(req, {}, &fb);
+  else s.fail_request(req, ready, &fb);
+  s.release(&pins);
+  const int synced = s.sync();
+  REQUIRE(synced == PD3_OK);
+  pd3::TransportResponse r;
+  REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
+  Reply out;
+  out.status = -int(r.status);
+  out.size = r.size;
+  out.data.assign(r.data, r.data + r.data_len);
+  return out;
+}
+
+uint32_t must_allocate(MemStore& s, uint32_t bytes) {
+  const Reply r = run(s, request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes));
+  REQUIRE(r.status == PD3_OK && r.data.size() == sizeof(pd3_alloc_reply));
+  pd3_alloc_reply a;
+  std::memcpy(&a, r.data.data(), sizeof a);
+  return a.region;
+}
+
+int write_bytes(MemStore& s, uint32_t region, uint32_t off, const Bytes& b) {
+  return run(s, request(PD3_OP_WRITE, region, off, uint32_t(b.size()), b.data(), uint32_t(b.size()))).status;
+}
+
+Bytes read_bytes(MemStore& s, uint32_t region, uint32_t off, uint32_t len, int* status = nullptr) {
+  const Reply r = run(s, request(PD3_OP_READ, region, off, len));
+  if (status) *status = r.status;
+  return r.data;
+}
+
+// Random reads and writes spanning up to three pages over a 16-page region held in 3 frames, each checked
+// against a byte model; then the store is reopened (the tier starts empty) and all of it compared.
+void model_run(tier::IoKind io, SyncMode sync, uint64_t seed) {
+  TempDir dir;
+  constexpr uint32_t kRegion = 16 * kPage;
+  Bytes model(kRegion, 0);
+  uint32_t region = 0;
+  {
+    auto s = open_store(tiered(dir.path, 3, sync, io));
+    region = must_allocate(*s, kRegion);
+    Rng rng(seed);
+    int waits = 0;
+    for (int i = 0; i < 600; ++i) {
+      const uint32_t len = 1 + rng.below(2 * kPage);  // at most three pages: the pool has three frames
+      const uint32_t off = rng.below(kRegion - len + 1);
+      if (rng.below(2) == 0) {
+        Bytes b(len);
+        for (auto& x : b) x = uint8_t(rng.next());
+        REQUIRE(write_bytes(*s, region, off, b) == PD3_OK);
+        std::memcpy(model.data() + off, b.data(), len);
+      } else {
+        int status = 0;
+        const Reply r = run(*s, request(PD3_OP_READ, region, off, len), &waits);
+        status = r.status;
+        REQUIRE(status == PD3_OK);
+        REQUIRE(r.data.size() == len);
+        REQUIRE(std::memcmp(r.data.data(), model.data() + off, len) == 0);
+      }
+    }
+    const pd3::MemStoreStats st = s->stats();
+    CHECK(st.tiered);
+    CHECK_EQ(st.tier.frames, 3u);
+    CHECK(st.tier.resident_pages <= 3);
+    CHECK(st.tier.misses > 0 && st.tier.evictions > 0 && st.tier.hits > 0);
+    CHECK(st.tier.writebacks > 0);
+    CHECK(waits > 0);  // reads really waited for the disk
+    if (sync == SyncMode::kBatch) CHECK_EQ(st.tier.dirty_pages, 0u);  // written through at each sync
+    CHECK_EQ(st.tier.io_errors, 0u);
+  }
+  auto s = open_store(tiered(dir.path, 2, sync, io));
+  const Bytes all = read_bytes(*s, region, 0, kPage * 2);  // at most two pages per read with 2 frames
+  CHECK(std::memcmp(all.data(), model.data(), all.size()) == 0);
+  for (uint32_t off = 0; off < kRegion; off += kPage)
+    CHECK(read_bytes(*s, region, off, kPage) == Bytes(model.begin() + off, model.begin() + off + kPage));
+}
+
+}  // namespace
+
+TEST(tier_store_model_threads_batch) { model_run(tier::IoKind::kThreads, SyncMode::kBatch, 1); }
+TEST(tier_store_model_threads_none) { model_run(tier::IoKind::kThreads, SyncMode::kNone, 2); }
+TEST(tier_store_model_uring_batch) { model_run(tier::IoKind::kUring, SyncMode::kBatch, 3); }
+TEST(tier_store_model_uring_none) { model_run(tier::IoKind::kUring, SyncMode::kNone, 4); }
+
+TEST(tier_store_bad_options) {
+  TempDir dir;
+  std::unique_ptr<MemStore> s;
+  MemStoreOptions o = tiered(dir.path, 4);
+  o.page_size = 3000;
+  CHECK(MemStore::open(o, &s) == PD3_E_INVAL);
+  o.page_size = 2048;
+  CHECK(MemStore::open(o, &s) == PD3_E_INVAL);
+  o.page_size = 4u << 20;
+  CHECK(MemStore::open(o, &s) == PD3_E_INVAL);
+  o = tiered(dir.path, 4);
+  o.dram_budget = kPage - 1;
+  CHECK(MemStore::open(o, &s) == PD3_E_INVAL);
+  o = tiered("", 4);
+  CHECK(MemStore::open(o, &s) == PD3_E_INVAL);
+  // A request over more pages than the pool has frames is refused, not left waiting forever.
+  s = open_store(tiered(dir.path, 2));
+  const uint32_t region = must_allocate(*s, 8 * kPage);
+  int status = 0;
+  read_bytes(*s, region, 0, 3 * kPage, &status);
+  CHECK_EQ(status, PD3_E_TOO_BIG);
+  read_bytes(*s, region, kPage / 2, 2 * kPage, &status);  // straddles three pages
+  CHECK_EQ(status, PD3_E_TOO_BIG);
+  CHECK(read_bytes(*s, region, kPage / 2, kPage, &status).size() == kPage && status == PD3_OK);
+}
+
+TEST(tier_store_pins_protect_a_waiting_request) {
+  TempDir dir;
+  auto s = open_store(tiered(dir.path, 2));
+  const uint32_t region = must_allocate(*s, 8 * kPage);
+  for (uint32_t p = 0; p < 8; ++p) REQUIRE(write_bytes(*s, region, p * kPage, Bytes(kPage, uint8_t(p + 1))) == PD3_OK);
+  // A holds page 0 pinned; B needs pages 1 and 2: one frame is free to take, the other is A's.
+  const TransportRequest a = request(PD3_OP_READ, region, 0, 16);
+  tier::Pins pa, pb;
+  int ready = tier::kWait;
+  for (int i = 0; i < 100 && (ready = s->prepare(a, {}, &pa)) == tier::kWait; ++i) wait_io(*s);
+  REQUIRE(ready == tier::kReady);
+  const TransportRequest b = request(PD3_OP_READ, region, kPage, 2 * kPage);
+  for (int i = 0; i < 20; ++i) {
+    CHECK_EQ(s->prepare(b, {}, &pb), tier::kWait);
+    wait_io(*s);
+  }
+  Bytes buf;
+  pd3::FrameBuilder fb(&buf);
+  s->execute(a, {}, &fb);  // A's page is still there
+  pd3::TransportResponse r;
+  REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
+  CHECK(r.status == 0 && r.data_len == 16 && r.data[0] == 1 && r.data[15] == 1);
+  s->release(&pa);
+  for (int i = 0; i < 100 && (ready = s->prepare(b, {}, &pb)) == tier::kWait; ++i) wait_io(*s);
+  CHECK_EQ(ready, tier::kReady);
+  s->release(&pb);
+}
+
+TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
+  TempDir dir;
+  auto s = open_store(tiered(dir.path, 2));
+  const uint32_t region = must_allocate(*s, 16 * kPage);
+  // A record straddling pages 5 and 6.
+  const std::string key = "user:42", value(3000, 'v');
+  Bytes rec(sizeof(pd3_kv_header) + key.size() + value.size());
+  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
+  std::memcpy(rec.data(), &h, sizeof h);
+  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
+  std::memcpy(rec.data() + sizeof h + key.size(), value.data(), value.size());
+  REQUIRE(write_bytes(*s, region, 6 * kPage - 1000, rec) == PD3_OK);
+  for (uint32_t p = 10; p < 16; ++p) read_bytes(*s, region, p * kPage, 8);  // pushes pages 5, 6 out
+  const uint64_t misses = s->stats().tier.misses;
+  int waits = 0;
+  const Reply r = run(*s, request(PD3_OP_PREFETCH, 0, 0, 4096, key.data(), uint32_t(key.size())), &waits);
+  CHECK_EQ(r.status, PD3_OK);
+  CHECK(r.data == Bytes(value.begin(), value.end()));
+  CHECK(waits > 0);
+  CHECK(s->stats().tier.misses >= misses + 2);
+  // Unknown key: answered at once.
+  const Reply miss = run(*s, request(PD3_OP_PREFETCH, 0, 0, 4096, "nope", 4));
+  CHECK_EQ(miss.status, PD3_E_NOT_FOUND);
+}
+
+TEST(tier_store_sigkill_keeps_acknowledged_writes) {
+  TempDir dir;
+  int ack[2];
+  REQUIRE(pipe(ack) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(ack[0]);
+    std::unique_ptr<MemStore> s;
+    if (MemStore::open(tiered(dir.path, 2), &s) != PD3_OK) _exit(3);
+    // Writes page after page, each a different byte: every write is acknowledged (synced) before
+    // the next, and with 2 frames most pages were evicted dirty-then-written by the time of the kill.
+    tier::Pins pins;
+    Bytes alloc_buf;
+    pd3::FrameBuilder fb(&alloc_buf);
+    s->execute(request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 64 * kPage), {}, &fb);
+    for (uint32_t i = 0;; ++i) {
+      const uint32_t page = (i * 7) % 64;
+      Bytes b(kPage, uint8_t(i % 251 + 1));
+      const TransportRequest w = request(PD3_OP_WRITE, pd3_region_id(kServer, 1), page * kPage, kPage, b.data(), kPage);
+      int ready;
+      while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
+      Bytes out;
+      pd3::FrameBuilder ob(&out);
+      s->execute(w, {}, &ob);
+      s->release(&pins);
+      if (ready != tier::kReady || s->sync() != PD3_OK) _exit(4);
+      if (write(ack[1], &i, sizeof i) != sizeof i) _exit(5);
+    }
+  }
+  close(ack[1]);
+  uint32_t last = 0, n = 0;
+  while (n < 300 && read(ack[0], &last, sizeof last) == sizeof last) ++n;
+  kill(child, SIGKILL);
+  while (read(ack[0], &last, sizeof last) == sizeof last) ++n;  // acknowledged before it died
+  close(ack[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(n >= 300);
+  // The last acknowledged write of each page is in the file.
+  std::vector<int> expect(64, -1);
+  for (uint32_t i = 0; i < n; ++i) expect[(i * 7) % 64] = int(i % 251 + 1);
+  auto s = open_store(tiered(dir.path, 2));
+  CHECK_EQ(s->stats().tier.resident_pages, 0u);
+  const uint32_t region = pd3_region_id(kServer, 1);
+  for (uint32_t p = 0; p < 64; ++p) {
+    const Bytes got = read_bytes(*s, region, p * kPage, kPage);
+    REQUIRE(got.size() == kPage);
+    // The write after the last acknowledged one may or may not have landed (it was never answered).
+    const int next = int(n % 251 + 1);
+    const bool ok = got == Bytes(kPage, uint8_t(expect[p] < 0 ? 0 : expect[p])) ||
+                    ((n * 7) % 64 == p && got == Bytes(kPage, uint8_t(next)));
+    CHECK(ok);
+  }
+}
+
+namespace {
+
+// Fails reads or writes while the switches are on.
+struct Faults {
+  std::atomic<bool> reads{false}, writes{false};
+};
+
+MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, const std::shared_ptr<Faults>& f) {
+  MemStoreOptions o = tiered(dir, frames, sync);
+  o.tier_io_factory = [f](std::unique_ptr<tier::TierIo>* out) {
+    return tier::make_thread_io(2, [f](const tier::IoOp& op) {
+      // Relaxed: a switch, flipped by the test between requests.
+      if (op.kind == tier::IoOp::Kind::kRead && f->reads.load(std::memory_order_relaxed)) return -EIO;
+      if (op.kind == tier::IoOp::Kind::kWrite && f->writes.load(std::memory_order_relaxed)) return -ENOSPC;
+      return 0;
+    }, out);
+  };
+  return o;
+}
+
+}  // namespace
+
+TEST(tier_store_read_failure_is_a_status) {
+  TempDir dir;
+  auto faults = std::make_shared<Faults>();
+  auto s = open_store(faulty(dir.path, 2, SyncMode::kBatch, faults));
+  const uint32_t region = must_allocate(*s, 8 * kPage);
+  REQUIRE(write_bytes(*s, region, 5 * kPage, Bytes(100, 9)) == PD3_OK);
+  for (uint32_t p = 0; p < 3; ++p) read_bytes(*s, region, p * kPage, 4);  // page 5 leaves DRAM
+  faults->reads = true;
+  int status = 0;
+  read_bytes(*s, region, 5 * kPage, 100, &status);
+  CHECK_EQ(status, PD3_E_SYS);
+  CHECK(s->stats().tier.io_errors >= 1);
+  CHECK(!s->take_io_errors().empty());
+  faults->reads = false;
+  CHECK(read_bytes(*s, region, 5 * kPage, 100, &status) == Bytes(100, 9));
+  CHECK_EQ(status, PD3_OK);
+}
+
+TEST(tier_store_failed_writeback_keeps_the_page) {
+  TempDir dir;
+  auto faults = std::make_shared<Faults>();
+  uint32_t region = 0;
+  {
+    auto s = open_store(faulty(dir.path, 2, SyncMode::kNone, faults));
+    region = must_allocate(*s, 8 * kPage);
+    faults->writes = true;
+    REQUIRE(write_bytes(*s, region, 0, Bytes(kPage, 1)) == PD3_OK);
+    REQUIRE(write_bytes(*s, region, kPage, Bytes(kPage, 2)) == PD3_OK);
+    // Both frames hold dirty pages whose write-back fails: a third page cannot come in.
+    int status = 0;
+    read_bytes(*s, region, 2 * kPage, 8, &status);
+    CHECK_EQ(status, PD3_E_NOSPACE);
+    const pd3::MemStoreStats st = s->stats();
+    CHECK_EQ(st.tier.dirty_pages, 2u);
+    CHECK(st.tier.io_errors >= 2);
+    CHECK_EQ(st.tier.writebacks, 0u);
+    // The dirty pages still read back.
+    CHECK(read_bytes(*s, region, 0, kPage, &status) == Bytes(kPage, 1));
+    CHECK(read_bytes(*s, region, kPage, kPage, &status) == Bytes(kPage, 2));
+    faults->writes = false;
+    usleep(1'100'000);  // past the write-back retry delay
+    CHECK(read_bytes(*s, region, 2 * kPage, 8, &status) == Bytes(8, 0));
+    CHECK_EQ(status, PD3_OK);
+    CHECK(s->stats().tier.writebacks >= 1);
+  }
+  auto s = open_store(tiered(dir.path, 2, SyncMode::kNone));
+  CHECK(read_bytes(*s, region, 0, kPage) == Bytes(kPage, 1));
+  CHECK(read_bytes(*s, region, kPage, kPage) == Bytes(kPage, 2));
+}
