@@ -75,10 +75,10 @@ std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
   return s;
 }
 
-// Waits for the tier's next completions (1 s at most) and reaps them.
-void wait_io(MemStore& s) {
+// Waits for the tier's next completions (`ms` at most) and reaps them.
+void wait_io(MemStore& s, int ms = 1000) {
   pollfd p{s.io_fd(), POLLIN, 0};
-  poll(&p, 1, 1000);
+  poll(&p, 1, ms);
   s.on_io();
 }
 
@@ -239,7 +239,7 @@ TEST(tier_store_pins_protect_a_waiting_request) {
   const TransportRequest b = request(PD3_OP_READ, region, kPage, 2 * kPage);
   for (int i = 0; i < 20; ++i) {
     CHECK_EQ(s->prepare(b, {}, &pb), tier::kWait);
-    wait_io(*s);
+    wait_io(*s, 20);  // B's read of page 1 completes in the first rounds; page 2 never gets a frame
   }
   Bytes buf;
   pd3::FrameBuilder fb(&buf);

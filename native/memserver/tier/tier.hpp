@@ -53,7 +53,7 @@ class Tier final : public FrameView {
  public:
   // Checks the options and builds the pool. Returns PD3_OK, PD3_E_INVAL (a page size that is not a
   // power of two in [4K, 2M], a budget below one page) or PD3_E_NOMEM.
-  static int open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out);
+  [[nodiscard]] static int open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out);
   // Writes every dirty page back (nothing is left only in DRAM) after the I/O in flight completes.
   ~Tier() override;
 

@@ -52,12 +52,12 @@ class TierIo {
 using IoFault = std::function<int(const IoOp& op)>;
 
 // A pool of `threads` threads doing pread/pwrite. Returns PD3_OK or PD3_E_SYS.
-int make_thread_io(uint32_t threads, IoFault fault, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_thread_io(uint32_t threads, IoFault fault, std::unique_ptr<TierIo>* out);
 // io_uring through raw syscalls, `entries` submission slots (a power of two). Returns PD3_OK,
 // PD3_E_UNAVAILABLE (the kernel refuses io_uring: too old, disabled, or a seccomp filter) or PD3_E_SYS.
-int make_uring_io(uint32_t entries, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_uring_io(uint32_t entries, std::unique_ptr<TierIo>* out);
 // The backend of `kind` with its default size.
-int make_tier_io(IoKind kind, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_tier_io(IoKind kind, std::unique_ptr<TierIo>* out);
 
 // "uring", "threads"; parse_io_kind returns false for any other name.
 const char* io_kind_name(IoKind kind);
