@@ -14,9 +14,10 @@ namespace pd3::tier {
 // The backends (--tier-io).
 enum class IoKind : uint8_t { kUring, kThreads };
 
-// One transfer of a whole buffer at a file offset.
+// One transfer of a whole buffer at a file offset, or an fdatasync of the file (kSync: buf, len
+// and offset unused).
 struct IoOp {
-  enum class Kind : uint8_t { kRead, kWrite };
+  enum class Kind : uint8_t { kRead, kWrite, kSync };
   Kind kind = Kind::kRead;
   int fd = -1;              // kept open by the submitter until the completion is reaped
   uint8_t* buf = nullptr;   // kept alive and untouched by the submitter until then
@@ -25,8 +26,8 @@ struct IoOp {
   uint64_t tag = 0;         // returned with the completion
 };
 
-// The outcome of one IoOp: all `len` bytes moved (result == len) or -errno (a short transfer at the
-// end of the file is reported as -EIO: backing files always cover every page).
+// The outcome of one IoOp: all `len` bytes moved (result == len; 0 for kSync) or -errno (a short
+// transfer at the end of the file is reported as -EIO: backing files always cover every page).
 struct IoCompletion {
   uint64_t tag = 0;
   int64_t result = 0;
