@@ -411,3 +411,34 @@ TEST(tier_store_failed_writeback_keeps_the_page) {
   CHECK(read_bytes(*s, region, 0, kPage) == Bytes(kPage, 1));
   CHECK(read_bytes(*s, region, kPage, kPage) == Bytes(kPage, 2));
 }
+
+TEST(tier_store_next_n_prefetch_reads_ahead_and_counts_useless_ones) {
+  TempDir dir;
+  MemStoreOptions o = tiered(dir.path, 8);
+  o.tier_prefetch = tier::PrefetchKind::kNextN;  // four pages after a miss
+  auto s = open_store(o);
+  const uint32_t region = must_allocate(*s, 64 * kPage);
+  for (uint32_t p = 0; p < 64; ++p) REQUIRE(write_bytes(*s, region, p * kPage, Bytes(8, uint8_t(p))) == PD3_OK);
+  // Start over with an empty tier: the reads below are the only accesses.
+  s.reset();
+  s = open_store(o);
+  // A sequential scan: after the first miss, the pages ahead are read before they are asked for.
+  for (uint32_t p = 0; p < 32; ++p) {
+    CHECK(read_bytes(*s, region, p * kPage, 8) == Bytes(8, uint8_t(p)));
+    for (int i = 0; i < 5; ++i) wait_io(*s, 5);  // let read-ahead land
+  }
+  pd3::MemStoreStats st = s->stats();
+  CHECK(st.tier.prefetches >= 16);
+  CHECK(st.tier.misses < 16);  // most of the 32 pages came in ahead of their read
+  CHECK(st.tier.hits >= 16);
+  CHECK(st.tier.resident_pages <= 8);
+  // Far jumps: the pages read ahead of each are never used and get evicted.
+  const uint64_t useless = st.tier.useless_prefetches;
+  for (uint32_t p = 40; p < 64; p += 6) {
+    read_bytes(*s, region, p * kPage, 8);
+    for (int i = 0; i < 5; ++i) wait_io(*s, 5);
+  }
+  st = s->stats();
+  CHECK(st.tier.useless_prefetches > useless);
+  CHECK_EQ(st.tier.io_errors, 0u);
+}
