@@ -127,6 +127,8 @@ class Tier final : public FrameView {
   void submit_sync_batch();
   void on_sync_done(int64_t result);
 
+  static constexpr uint64_t kSyncTag = 1ull << 63;  // tags fdatasync ops (frame ids tag reads and write-backs)
+
   TierOptions options_;
   std::unique_ptr<TierIo> io_;
   std::unique_ptr<FramePool> pool_;
