@@ -32,6 +32,7 @@ ${LAYOUT_USAGE}
   --zone-wait-us N      every app in pd3 mode: how long a zone miss waits for its prefetch (default: each app's, 100)
   --mem-dram-budget SIZE start the memory server with the SSD tier: a temporary --data-dir and this
                         --dram-budget (docs/tier.md), e.g. 64M; default: regions in DRAM
+  --mem-sync none|batch with --mem-dram-budget: the memory server's --sync (default batch)
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
@@ -63,6 +64,7 @@ function parseOptions() {
         'agent-args': { type: 'string', default: '' },
         'zone-wait-us': { type: 'string' },
         'mem-dram-budget': { type: 'string' },
+        'mem-sync': { type: 'string' },
         out: { type: 'string' },
         replot: { type: 'string' },
         'find-load': { type: 'boolean', default: false },
@@ -78,6 +80,9 @@ function parseOptions() {
     if (values['load-grid'] !== undefined && !values['find-load']) throw new Error('--load-grid: only with --find-load');
     const budget = values['mem-dram-budget'];
     if (budget !== undefined && !/^\d+[KMG]?$/.test(budget)) throw new Error(`--mem-dram-budget: a size like 64M, got '${budget}'`);
+    const sync = values['mem-sync'];
+    if (sync !== undefined && (budget === undefined || (sync !== 'none' && sync !== 'batch')))
+      throw new Error(`--mem-sync: none or batch, with --mem-dram-budget; got '${sync}'`);
     if (values['find-load']) {
       // The knee is defined on pd3-kv's local mode at its own sizes: options that choose otherwise contradict it.
       for (const flag of ['quick', 'apps', 'modes', 'replot'] as const) {
@@ -123,6 +128,7 @@ const base: RunSpec = {
   agentArgs,
   ...(opts['zone-wait-us'] !== undefined ? { zoneWaitUs: Number(opts['zone-wait-us']) } : {}),
   ...(opts['mem-dram-budget'] !== undefined ? { memDramBudget: opts['mem-dram-budget'] } : {}),
+  ...(opts['mem-sync'] !== undefined ? { memSync: opts['mem-sync'] as 'none' | 'batch' } : {}),
 };
 
 // ---- charts ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ const bench = (name: string, args: string[]): { status: number | null; stdout: s
 };
 
 describe('benchmark command lines', () => {
-  for (const name of ['pool', 'transfer', 'prefetch']) {
+  for (const name of ['pool', 'transfer', 'prefetch', 'tier-io']) {
     it(`${name}: --help prints the usage and exits 0; an unknown flag exits 2`, () => {
       const help = bench(name, ['--help']);
       expect(help.status).toBe(0);
@@ -25,6 +25,12 @@ describe('benchmark command lines', () => {
     const r = bench('prefetch', ['--mirror', 'pcap']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^prefetch: --mirror: afpacket, tee or dpdk, got 'pcap'/);
+    const tier = bench('tier-io', ['--concurrency', '0']);
+    expect(tier.status).toBe(2);
+    expect(tier.stderr).toMatch(/^tier-io: --concurrency: 1\.\.1024, got '0'/);
+    const sync = bench('e2e', ['--mem-sync', 'none']);
+    expect(sync.status).toBe(2);
+    expect(sync.stderr).toMatch(/--mem-sync: none or batch, with --mem-dram-budget/);
     const layout = bench('pool', ['--layout', 'sideways']);
     expect(layout.status).toBe(2);
     expect(layout.stderr).toMatch(/--layout: split or shared, got 'sideways'/);

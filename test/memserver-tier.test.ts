@@ -11,6 +11,7 @@ import { Logger } from '../dist/cli/logger.js';
 import { freePort } from '../dist/examples/harness/processes.js';
 import { Pd3Host } from '../dist/host/index.js';
 import { MemServer, memServerOptions, parseMemServerCommand } from '../dist/memserver/index.js';
+import { memServerFamilies } from '../dist/memserver/metrics.js';
 import { uniqueName } from './helpers.js';
 import { waitUntil } from './integration-helpers.js';
 
@@ -89,6 +90,15 @@ describe('pd3-memserver --dram-budget', () => {
     expect(s.tier_hits).toBeGreaterThan(0);
     expect(s.tier_io_errors).toBe(0);
     expect(s.tier_dirty_pages).toBe(0); // --sync batch writes each frame's pages through
+    // Every tier stat is a described metric (none falls back to the "not yet described" gauge).
+    const families = memServerFamilies(s, [0]);
+    for (const name of ['hits_total', 'misses_total', 'evictions_total', 'writebacks_total', 'prefetches_total',
+      'useless_prefetches_total', 'io_errors_total', 'resident_pages', 'dirty_pages', 'frames']) {
+      const f = families.find((x) => x.name === `pd3_memserver_tier_${name}`);
+      expect(f, name).toBeDefined();
+      expect(f!.help).not.toMatch(/not yet described/);
+    }
+    expect(families.some((f) => f.name.startsWith('pd3_memserver_tier_') && /not yet described/.test(f.help))).toBe(false);
   }, 60_000);
 
   it('keeps every acknowledged write across a kill -9 with evicted dirty pages', async () => {

@@ -74,6 +74,8 @@ export interface RunSpec {
   zoneWaitUs?: number;
   /** Start the memory server with the SSD tier: a data directory and this --dram-budget (absent: regions in DRAM). */
   memDramBudget?: string;
+  /** With memDramBudget: the memory server's --sync (absent: batch). */
+  memSync?: 'none' | 'batch';
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -83,7 +85,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 async function memserverFor(spec: RunSpec, token: string): Promise<Awaited<ReturnType<typeof startMemserver>>> {
   if (spec.memDramBudget === undefined) return startMemserver({ token, capacity: '2G' });
   const dataDir = mkdtempSync(join(tmpdir(), 'pd3-e2e-tier-'));
-  const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget] });
+  const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget, '--sync', spec.memSync ?? 'batch'] });
   ms.child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   return ms;
 }

@@ -176,10 +176,12 @@ bool Connection::on_request(const pd3_frame& hdr, const uint8_t* body) {
   frame_.budget = ctx_.options.max_frame - sizeof(pd3_frame);
   frame_.partial.clear();
   frame_.answered = 0;
+  frame_.sync_ticket = 0;
   return run_frame();
 }
 
 bool Connection::run_frame() {
+  if (frame_.sync_ticket != 0) return finish_synced();
   std::vector<uint8_t>& bytes = out_.bytes();
   const size_t start = bytes.size();
   FrameBuilder b(&bytes);
@@ -212,18 +214,25 @@ bool Connection::run_frame() {
     frame_.pos += req.record_len;
   }
   parked_ = false;
-  return finish_frame(b, start);
+  return finish_frame(b, start, records_start);
 }
 
-bool Connection::finish_frame(FrameBuilder& b, size_t start) {
+bool Connection::finish_frame(FrameBuilder& b, size_t start, size_t records_start) {
   const pd3_frame& hdr = frame_.hdr;
-  if (ctx_.store.sync() != PD3_OK) {
+  std::vector<uint8_t>& bytes = out_.bytes();
+  uint64_t ticket = 0;
+  if (ctx_.store.begin_sync(&ticket) != PD3_OK) {
     const std::string why = pd3_last_error();
-    out_.bytes().resize(start);
-    ++ctx_.stats.sync_failures;
-    ctx_.log.log(LogLevel::kError, "store.sync_failed", "conn %llu %s: frame seq %llu not acknowledged: %s",
-                 (unsigned long long)id_, peer_.c_str(), (unsigned long long)hdr.seq, why.c_str());
-    close("store sync failed");
+    bytes.resize(start);
+    sync_failed(why.c_str());
+    return false;
+  }
+  if (ticket != 0) {  // park until the disk has it: nothing of the frame is sent before
+    frame_.partial.assign(bytes.begin() + ptrdiff_t(records_start), bytes.end());
+    frame_.answered = b.records();
+    frame_.sync_ticket = ticket;
+    bytes.resize(start);
+    parked_ = true;
     return false;
   }
   b.finish();
@@ -232,6 +241,34 @@ bool Connection::finish_frame(FrameBuilder& b, size_t start) {
   ctx_.stats.records += hdr.count;
   ++ctx_.histogram[batch_bucket(hdr.count)];
   return true;
+}
+
+bool Connection::finish_synced() {
+  const int status = ctx_.store.sync_status(frame_.sync_ticket);
+  if (status == tier::kWait) return false;
+  frame_.sync_ticket = 0;
+  parked_ = false;
+  if (status != tier::kReady) {
+    const std::string why = pd3_last_error();
+    sync_failed(why.c_str());
+    return false;
+  }
+  FrameBuilder b(&out_.bytes());
+  b.begin(PD3_FRAME_RESPONSE, frame_.hdr.seq);
+  b.raw(frame_.partial.data(), frame_.partial.size(), frame_.answered);
+  b.finish();
+  ++frames_;
+  ++ctx_.stats.frames;
+  ctx_.stats.records += frame_.hdr.count;
+  ++ctx_.histogram[batch_bucket(frame_.hdr.count)];
+  return true;
+}
+
+void Connection::sync_failed(const char* why) {
+  ++ctx_.stats.sync_failures;
+  ctx_.log.log(LogLevel::kError, "store.sync_failed", "conn %llu %s: frame seq %llu not acknowledged: %s",
+               (unsigned long long)id_, peer_.c_str(), (unsigned long long)frame_.hdr.seq, why);
+  close("store sync failed");
 }
 
 bool Connection::flush() {

@@ -84,7 +84,12 @@ class Connection {
   bool on_request(const pd3_frame& hdr, const uint8_t* body);
   // Runs the active frame's records from where it stopped; false if it parked or the connection closed.
   bool run_frame();
-  bool finish_frame(FrameBuilder& b, size_t start);
+  // Makes the frame's writes durable and queues its response; false if that waits for the disk
+  // (parked) or failed (connection closed).
+  bool finish_frame(FrameBuilder& b, size_t start, size_t records_start);
+  // A frame parked on its sync: queues its response once durable.
+  bool finish_synced();
+  void sync_failed(const char* why);
   bool flush();
   void end_of_input();
   void refuse(const char* reason);
@@ -111,6 +116,7 @@ class Connection {
     uint64_t budget = 0;           // response bytes left
     std::vector<uint8_t> partial;  // records answered before it parked
     uint32_t answered = 0;         // how many
+    uint64_t sync_ticket = 0;      // all records ran; waiting for MemStore::sync_status(ticket)
   };
   ActiveFrame frame_;
   bool parked_ = false;

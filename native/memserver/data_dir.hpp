@@ -40,9 +40,9 @@ class DataDir {
   // The same as create() for a file used through a descriptor (the SSD tier): `bytes` zero bytes,
   // reserved, renamed into place; *out is its read/write descriptor. Returns PD3_OK,
   // PD3_E_NOSPACE or PD3_E_SYS.
-  int create_file(const std::string& name, uint64_t bytes, UniqueFd* out);
+  [[nodiscard]] int create_file(const std::string& name, uint64_t bytes, UniqueFd* out);
   // Opens an existing file read/write and sets *size to its size. Returns PD3_OK or PD3_E_SYS.
-  int open_file(const std::string& name, UniqueFd* out, uint64_t* size);
+  [[nodiscard]] int open_file(const std::string& name, UniqueFd* out, uint64_t* size);
   // Deletes a file. Returns PD3_OK or PD3_E_SYS.
   int remove(const std::string& name);
   // Creates the empty file `name` (a marker whose presence is the information), durably with

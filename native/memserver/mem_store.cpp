@@ -49,6 +49,8 @@ class Store final : public MemStore {
   std::vector<RegionHeat> region_heat() const override { return regions_.heat(); }
   int relieve_pressure(PressureResult* result) override;
   int sync() override;
+  int begin_sync(uint64_t* ticket) override;
+  int sync_status(uint64_t ticket) override { return tier_ ? tier_->sync_status(ticket) : tier::kReady; }
   MemStoreStats stats() const override;
   const RecordParser& record_parser() const override { return records_; }
   uint16_t server_id() const override { return options_.server_id; }
@@ -404,6 +406,13 @@ MemStoreStats Store::stats() const {
     s.tier = tier_->stats();
   }
   return s;
+}
+
+int Store::begin_sync(uint64_t* ticket) {
+  *ticket = 0;
+  if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
+  if (int rc = index_->sync(&stats_.syncs); rc != PD3_OK) return rc;
+  return tier_ ? tier_->begin_sync(ticket) : PD3_OK;
 }
 
 void Store::forget_region(uint32_t region) {

@@ -148,6 +148,18 @@ class MemStore {
   // Makes every write executed since the last call durable per SyncMode (called once per frame,
   // before its response is sent). Returns PD3_OK or PD3_E_SYS.
   virtual int sync() = 0;
+  // The same without waiting for the disk where the store can (the SSD tier's fdatasync): sets
+  // *ticket to 0 when the writes are durable already, else to what sync_status() is asked about
+  // until it answers tier::kReady (durable) or an error status. Returns PD3_OK or the error of
+  // sync().
+  [[nodiscard]] virtual int begin_sync(uint64_t* ticket) {
+    *ticket = 0;
+    return sync();
+  }
+  [[nodiscard]] virtual int sync_status(uint64_t ticket) {
+    (void)ticket;
+    return tier::kReady;
+  }
 
   virtual MemStoreStats stats() const = 0;
   // The parser indexing writes: its name, and why its last refused answer was refused. The

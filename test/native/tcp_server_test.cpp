@@ -976,3 +976,146 @@ TEST(tcp_server_real_mem_store_round_trip_and_restart) {
   CHECK_EQ(r[1].status, 0);
   CHECK_EQ(r[2].status, -PD3_E_BAD_REGION);
 }
+
+// The SSD tier through the real loop: a connection whose read waits for the disk (an injected
+// one-second read of one page) parks, its next frame waits behind it and both are answered in
+// order, while another connection is served meanwhile.
+TEST(tcp_server_tier_parks_one_connection_and_serves_others) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("pd3-tier-server-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  constexpr uint32_t kPage = 4096;
+  auto slow = std::make_shared<std::atomic<bool>>(false);
+  pd3::MemStoreOptions so;
+  so.server_id = kServerId;
+  so.capacity = 16u << 20;
+  so.data_dir = dir.string();
+  so.index_initial_keys = 64;
+  so.dram_budget = 4 * kPage;
+  so.page_size = kPage;
+  so.tier_io_factory = [slow](std::unique_ptr<pd3::tier::TierIo>* out) {
+    return pd3::tier::make_thread_io(2, [slow](const pd3::tier::IoOp& op) {
+      // Relaxed: a switch the test flips before sending the request it slows down.
+      if (op.kind == pd3::tier::IoOp::Kind::kRead && op.offset == 12 * kPage && slow->load(std::memory_order_relaxed))
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      return 0;
+    }, out);
+  };
+  {
+    std::unique_ptr<pd3::MemStore> store;
+    REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
+    pd3::TcpServerOptions opt;
+    opt.host = "127.0.0.1";
+    opt.token = kToken;
+    std::unique_ptr<pd3::TcpServer> server;
+    REQUIRE(pd3::TcpServer::start(opt, std::move(store), &server) == PD3_OK);
+    Client c1, c2;
+    REQUIRE(c1.open(server->port()) == PD3_OK && c2.open(server->port()) == PD3_OK);
+    std::vector<Resp> r;
+    REQUIRE(round_trip(c1, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 16 * kPage, {}}}, &r) && r[0].status == 0);
+    pd3_alloc_reply a;
+    std::memcpy(&a, r[0].data.data(), sizeof a);
+    const std::vector<uint8_t> page12 = pattern(kPage, 12), page0 = pattern(kPage, 0), page1 = pattern(kPage, 1);
+    REQUIRE(round_trip(c1, 2, {write_rec(a.region, 12 * kPage, page12), write_rec(a.region, 0, page0),
+                               write_rec(a.region, kPage, page1)}, &r));
+    for (uint32_t p = 2; p < 8; ++p) REQUIRE(round_trip(c1, 3, {read_rec(a.region, p * kPage, 8)}, &r));  // page 12 leaves DRAM
+    slow->store(true, std::memory_order_relaxed);
+    REQUIRE(c1.send(frame_of(10, {read_rec(a.region, 12 * kPage, kPage)})) == PD3_OK);
+    REQUIRE(c1.send(frame_of(11, {read_rec(a.region, 0, kPage)})) == PD3_OK);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // c1's read is parked on the disk now
+    REQUIRE(round_trip(c2, 20, {read_rec(a.region, kPage, kPage)}, &r));
+    CHECK(r[0].status == 0 && r[0].data == page1);
+    Frame f;
+    CHECK_EQ(c1.read_frame(&f, 0), 0);  // c2 was answered while c1 still waits
+    REQUIRE(c1.read_frame(&f, 3000) == 1);
+    CHECK_EQ(f.hdr.seq, 10u);
+    REQUIRE(parse_response(f, &r));
+    CHECK(r[0].status == 0 && r[0].data == page12);
+    REQUIRE(c1.read_frame(&f, 3000) == 1);
+    CHECK_EQ(f.hdr.seq, 11u);
+    REQUIRE(parse_response(f, &r));
+    CHECK(r[0].status == 0 && r[0].data == page0);
+    const pd3::TcpServerStats st = server->stats();
+    CHECK(st.store.tiered && st.store.tier.misses >= 3);
+  }
+  fs::remove_all(dir);
+}
+
+// --sync batch with the tier: a frame whose fdatasync fails is not acknowledged (its connection is
+// closed and store.sync_failed logged); its pages stay listed and reach the disk with the next
+// batch, so the bytes are there for a later reader and after a restart.
+TEST(tcp_server_tier_failed_fdatasync_is_not_acknowledged) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("pd3-tier-fsync-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  constexpr uint32_t kPage = 4096;
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  pd3::MemStoreOptions so;
+  so.server_id = kServerId;
+  so.capacity = 16u << 20;
+  so.data_dir = dir.string();
+  so.index_initial_keys = 64;
+  so.dram_budget = 4 * kPage;
+  so.page_size = kPage;
+  so.tier_io_factory = [failing](std::unique_ptr<pd3::tier::TierIo>* out) {
+    return pd3::tier::make_thread_io(2, [failing](const pd3::tier::IoOp& op) {
+      // Relaxed: a switch flipped between requests.
+      return op.kind == pd3::tier::IoOp::Kind::kSync && failing->load(std::memory_order_relaxed) ? -EIO : 0;
+    }, out);
+  };
+  uint32_t region_id = 0;
+  const std::vector<uint8_t> bytes = pattern(kPage, 77);
+  {
+    std::unique_ptr<pd3::MemStore> store;
+    REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
+    pd3::TcpServerOptions opt;
+    opt.host = "127.0.0.1";
+    opt.token = kToken;
+    std::unique_ptr<pd3::TcpServer> server;
+    REQUIRE(pd3::TcpServer::start(opt, std::move(store), &server) == PD3_OK);
+    Client c1;
+    REQUIRE(c1.open(server->port()) == PD3_OK);
+    std::vector<Resp> r;
+    REQUIRE(round_trip(c1, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 8 * kPage, {}}}, &r) && r[0].status == 0);
+    pd3_alloc_reply a;
+    std::memcpy(&a, r[0].data.data(), sizeof a);
+    region_id = a.region;
+    failing->store(true, std::memory_order_relaxed);
+    REQUIRE(c1.send(frame_of(2, {write_rec(a.region, 3 * kPage, bytes)})) == PD3_OK);
+    CHECK(c1.closed_within(3000));  // no response: the write was never acknowledged
+    failing->store(false, std::memory_order_relaxed);
+    Client c2;
+    REQUIRE(c2.open(server->port()) == PD3_OK);
+    // The next frame that writes carries the listed page into its batch.
+    REQUIRE(round_trip(c2, 3, {write_rec(a.region, 0, pattern(16, 1))}, &r) && r[0].status == 0);
+    REQUIRE(round_trip(c2, 4, {read_rec(a.region, 3 * kPage, kPage)}, &r));
+    CHECK(r[0].status == 0 && r[0].data == bytes);
+    CHECK(server->stats().sync_failures == 1);
+    CHECK(server->stats().store.tier.io_errors >= 1);
+  }
+  {
+    std::unique_ptr<pd3::MemStore> store;
+    REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
+    std::vector<uint8_t> out;
+    pd3::FrameBuilder fb(&out);
+    pd3::TransportRequest req;
+    req.op_id = pd3_op_id(PD3_OP_READ, 1);
+    req.region = region_id;
+    req.offset = 3 * kPage;
+    req.size = kPage;
+    pd3::tier::Pins pins;
+    int ready = pd3::tier::kWait;
+    for (int i = 0; i < 100 && (ready = store->prepare(req, {}, &pins)) == pd3::tier::kWait; ++i) {
+      pollfd p{store->io_fd(), POLLIN, 0};
+      poll(&p, 1, 100);
+      store->on_io();
+    }
+    REQUIRE(ready == pd3::tier::kReady);
+    store->execute(req, {}, &fb);
+    store->release(&pins);
+    pd3::TransportResponse resp;
+    REQUIRE(pd3::decode_response(out.data(), out.size(), &resp) == PD3_OK);
+    CHECK(resp.status == 0 && std::vector<uint8_t>(resp.data, resp.data + resp.data_len) == bytes);
+  }
+  fs::remove_all(dir);
+}

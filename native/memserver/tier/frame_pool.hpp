@@ -55,7 +55,7 @@ struct FrameObserver {
 class FramePool {
  public:
   // `frames` frames of `page_size` bytes. Returns PD3_OK or PD3_E_NOMEM.
-  static int create(uint32_t frames, uint32_t page_size, std::unique_ptr<FramePool>* out);
+  [[nodiscard]] static int create(uint32_t frames, uint32_t page_size, std::unique_ptr<FramePool>* out);
 
   uint32_t frames() const { return uint32_t(frames_.size()); }
   uint32_t page_size() const { return page_size_; }

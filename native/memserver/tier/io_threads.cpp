@@ -22,6 +22,7 @@ namespace {
 
 // Moves all of op's bytes, retrying short transfers; returns len or -errno.
 int64_t transfer(const IoOp& op) {
+  if (op.kind == IoOp::Kind::kSync) return fdatasync(op.fd) == 0 ? 0 : -errno;
   uint64_t done = 0;
   while (done < op.len) {
     const ssize_t n = op.kind == IoOp::Kind::kRead

@@ -122,7 +122,8 @@ class UringIo final : public TierIo {
       const uint32_t slot = tail & sq_mask_;
       io_uring_sqe* sqe = static_cast<io_uring_sqe*>(sqes_.base) + slot;
       std::memset(sqe, 0, sizeof *sqe);
-      sqe->opcode = op.kind == IoOp::Kind::kRead ? IORING_OP_READ : IORING_OP_WRITE;
+      sqe->opcode = op.kind == IoOp::Kind::kRead ? IORING_OP_READ : op.kind == IoOp::Kind::kWrite ? IORING_OP_WRITE : IORING_OP_FSYNC;
+      if (op.kind == IoOp::Kind::kSync) sqe->fsync_flags = IORING_FSYNC_DATASYNC;
       sqe->fd = op.fd;
       sqe->addr = reinterpret_cast<uint64_t>(op.buf);
       sqe->len = op.len;

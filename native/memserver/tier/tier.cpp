@@ -22,8 +22,6 @@ constexpr uint32_t kMinPage = 4u << 10, kMaxPage = 2u << 20;
 // A failed write-back is retried no sooner than this: a full or read-only disk is not hammered.
 constexpr uint64_t kRetryNs = 1'000'000'000;
 
-int write_status(int e) { return e == ENOSPC || e == EDQUOT ? PD3_E_NOSPACE : PD3_E_SYS; }
-
 }  // namespace
 
 int Tier::open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out) {
@@ -296,6 +294,10 @@ bool Tier::on_io() {
   std::vector<IoCompletion> done;
   io_->reap(&done);
   for (const IoCompletion& c : done) {
+    if (c.tag & kSyncTag) {
+      on_sync_done(c.result);
+      continue;
+    }
     --in_flight_;
     const FrameId f = FrameId(c.tag);
     Frame& fr = pool_->at(f);
@@ -372,59 +374,6 @@ void Tier::copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t le
     offset += n;
     len -= n;
   }
-}
-
-int Tier::sync() {
-  if (to_sync_.empty()) return PD3_OK;
-  // Pages first: a page evicted since its write was written back before its frame was reused, so
-  // the fdatasync below covers it too.
-  std::vector<std::pair<FrameId, uint64_t>> pending = std::exchange(to_sync_, {});
-  std::vector<std::pair<FrameId, uint64_t>> written;
-  int rc = PD3_OK;
-  for (const auto& [f, seq] : pending) {
-    Frame& fr = pool_->at(f);
-    if (fr.seq != seq) continue;  // evicted: its write-back completed first
-    fr.in_sync = false;
-    if (!fr.dirty) continue;      // written back meanwhile
-    const uint32_t len = page_len(*fr.file, fr.page);
-    // A write-back in flight writes the same bytes (writers wait for it): writing them again here
-    // is harmless and makes this sync independent of it.
-    const ssize_t n = pwrite(fr.file->fd.get(), pool_->memory(f), len, off_t(fr.page * pool_->page_size()));
-    if (n != ssize_t(len)) {
-      const int e = n < 0 ? errno : EIO;
-      if (rc == PD3_OK) rc = fail(write_status(e), "writing page %llu of region %#x: %s", (unsigned long long)fr.page,
-                                  unsigned(fr.file->region), strerror(e));
-      error("writing page %llu of region %#x to its file failed: %s", (unsigned long long)fr.page,
-            unsigned(fr.file->region), strerror(e));
-      fr.in_sync = true;
-      to_sync_.emplace_back(f, seq);
-      continue;
-    }
-    ++stats_.writebacks;
-    pool_->set_dirty(f, false);
-    written.emplace_back(f, seq);
-  }
-  std::sort(sync_files_.begin(), sync_files_.end());
-  sync_files_.erase(std::unique(sync_files_.begin(), sync_files_.end()), sync_files_.end());
-  bool synced = true;
-  for (const std::shared_ptr<RegionFile>& file : sync_files_) {
-    if (file->dropped || fdatasync(file->fd.get()) == 0) continue;
-    const int e = errno;
-    synced = false;
-    if (rc == PD3_OK) rc = fail(write_status(e), "fdatasync of region %#x: %s", unsigned(file->region), strerror(e));
-    error("fdatasync of region %#x failed: %s", unsigned(file->region), strerror(e));
-  }
-  if (!synced) {
-    // Not known to be on disk: the pages are dirty again and listed for the next sync.
-    for (const auto& [f, seq] : written) {
-      pool_->set_dirty(f, true);
-      pool_->at(f).in_sync = true;
-      to_sync_.emplace_back(f, seq);
-    }
-    return rc;
-  }
-  if (to_sync_.empty()) sync_files_.clear();
-  return rc;
 }
 
 TierStats Tier::stats() const {

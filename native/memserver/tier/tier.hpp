@@ -53,7 +53,7 @@ class Tier final : public FrameView {
  public:
   // Checks the options and builds the pool. Returns PD3_OK, PD3_E_INVAL (a page size that is not a
   // power of two in [4K, 2M], a budget below one page) or PD3_E_NOMEM.
-  static int open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out);
+  [[nodiscard]] static int open(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_ptr<Tier>* out);
   // Writes every dirty page back (nothing is left only in DRAM) after the I/O in flight completes.
   ~Tier() override;
 
@@ -78,6 +78,15 @@ class Tier final : public FrameView {
   // files (synchronously). Returns PD3_OK, PD3_E_NOSPACE or PD3_E_SYS; failed pages stay dirty,
   // resident and listed for the next call.
   [[nodiscard]] int sync();
+  // The same for the event loop, without waiting for the disk: writes the listed pages (pwrite, into
+  // the page cache) and has their files fdatasync-ed through the I/O backend, batched with other
+  // frames' (one fdatasync per file serves every frame waiting on it: group commit). Sets *ticket to
+  // 0 (nothing to wait for) or to the batch to ask sync_status() about. Returns PD3_OK, or
+  // PD3_E_NOSPACE / PD3_E_SYS when a pwrite failed (those pages stay dirty and listed).
+  [[nodiscard]] int begin_sync(uint64_t* ticket);
+  // kReady once the batch of `ticket` is on disk, kWait before, or its error status (its pages are
+  // dirty and listed again).
+  [[nodiscard]] int sync_status(uint64_t ticket);
 
   // The I/O completions' eventfd, and what reaps them; on_io returns true if any arrived.
   int completion_fd() const { return io_->completion_fd(); }
@@ -111,6 +120,14 @@ class Tier final : public FrameView {
   void prefetch_pages(const std::shared_ptr<RegionFile>& file, const std::vector<uint64_t>& pages);
   uint32_t page_len(const RegionFile& file, uint64_t page) const;
   void error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  // The pwrite half of a sync: writes the listed dirty pages, appends them to *written.
+  int write_listed(std::vector<std::pair<FrameId, uint64_t>>* written);
+  // Marks pages written by a sync whose fdatasync failed dirty and listed again.
+  void relist(const std::vector<std::pair<FrameId, uint64_t>>& written);
+  void submit_sync_batch();
+  void on_sync_done(int64_t result);
+
+  static constexpr uint64_t kSyncTag = 1ull << 63;  // tags fdatasync ops (frame ids tag reads and write-backs)
 
   TierOptions options_;
   std::unique_ptr<TierIo> io_;
@@ -123,7 +140,18 @@ class Tier final : public FrameView {
   std::vector<std::shared_ptr<RegionFile>> sync_files_;  // their files (fdatasync at sync)
   std::vector<std::string> errors_;
   std::vector<uint64_t> candidates_;  // scratch of prefetch_pages
-  uint64_t in_flight_ = 0;
+  uint64_t in_flight_ = 0;  // reads and write-backs (not syncs)
+  // Group commit: files and pages waiting for the next fdatasync batch, and the batch in flight.
+  struct SyncBatch {
+    std::vector<std::shared_ptr<RegionFile>> files;
+    std::vector<std::pair<FrameId, uint64_t>> written;
+  };
+  SyncBatch sync_waiting_, sync_running_;
+  uint64_t sync_next_ = 1;        // the ticket of the batch now gathering
+  uint64_t sync_done_ = 0;        // every batch up to this one completed
+  uint32_t sync_outstanding_ = 0;  // fdatasyncs of the running batch not completed
+  int sync_failure_ = 0;          // first error of the running batch
+  std::vector<std::pair<uint64_t, int>> sync_failed_;  // (ticket, status) of recent failed batches
   TierStats stats_;
 };
 

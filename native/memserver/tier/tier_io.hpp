@@ -14,9 +14,10 @@ namespace pd3::tier {
 // The backends (--tier-io).
 enum class IoKind : uint8_t { kUring, kThreads };
 
-// One transfer of a whole buffer at a file offset.
+// One transfer of a whole buffer at a file offset, or an fdatasync of the file (kSync: buf, len
+// and offset unused).
 struct IoOp {
-  enum class Kind : uint8_t { kRead, kWrite };
+  enum class Kind : uint8_t { kRead, kWrite, kSync };
   Kind kind = Kind::kRead;
   int fd = -1;              // kept open by the submitter until the completion is reaped
   uint8_t* buf = nullptr;   // kept alive and untouched by the submitter until then
@@ -25,8 +26,8 @@ struct IoOp {
   uint64_t tag = 0;         // returned with the completion
 };
 
-// The outcome of one IoOp: all `len` bytes moved (result == len) or -errno (a short transfer at the
-// end of the file is reported as -EIO: backing files always cover every page).
+// The outcome of one IoOp: all `len` bytes moved (result == len; 0 for kSync) or -errno (a short
+// transfer at the end of the file is reported as -EIO: backing files always cover every page).
 struct IoCompletion {
   uint64_t tag = 0;
   int64_t result = 0;
@@ -52,12 +53,12 @@ class TierIo {
 using IoFault = std::function<int(const IoOp& op)>;
 
 // A pool of `threads` threads doing pread/pwrite. Returns PD3_OK or PD3_E_SYS.
-int make_thread_io(uint32_t threads, IoFault fault, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_thread_io(uint32_t threads, IoFault fault, std::unique_ptr<TierIo>* out);
 // io_uring through raw syscalls, `entries` submission slots (a power of two). Returns PD3_OK,
 // PD3_E_UNAVAILABLE (the kernel refuses io_uring: too old, disabled, or a seccomp filter) or PD3_E_SYS.
-int make_uring_io(uint32_t entries, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_uring_io(uint32_t entries, std::unique_ptr<TierIo>* out);
 // The backend of `kind` with its default size.
-int make_tier_io(IoKind kind, std::unique_ptr<TierIo>* out);
+[[nodiscard]] int make_tier_io(IoKind kind, std::unique_ptr<TierIo>* out);
 
 // "uring", "threads"; parse_io_kind returns false for any other name.
 const char* io_kind_name(IoKind kind);
