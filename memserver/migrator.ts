@@ -15,6 +15,7 @@ import { parseRegionNameRecord, regionsPrefix, tenantOfRegionNameKey } from '../
 import { MigratorLeadership } from './migrator-leadership.js';
 import type { NativeTransportClient } from './native.js';
 import { moveRegion, type MovePlan, type MoveOutcome } from './region-move.js';
+import { PeriodicCheck } from './periodic-check.js';
 
 /** How the migrator runs (pd3-memserver --migrate*). */
 export interface MigratorOptions {
@@ -95,8 +96,7 @@ export class Migrator {
   checks = 0;
 
   private readonly leadership: MigratorLeadership;
-  private timer: NodeJS.Timeout | null = null;
-  private pass: Promise<void> | null = null;
+  private readonly loop: PeriodicCheck;
   private leading = false;
   private readonly cooldown = new Map<string, number>();  // name key → check number it may move again
   private readonly frees = new Set<NodeJS.Timeout>();
@@ -109,6 +109,9 @@ export class Migrator {
     private readonly client: Etcd3, // the server's, closed by it after close()
   ) {
     this.leadership = new MigratorLeadership(client, options.prefix, options.serverId, options.leaseTtlS);
+    this.loop = new PeriodicCheck(options.intervalMs, () => this.check(), (e) => {
+      this.logger.warn('migrate.check_failed', `the migrator's check failed: ${e.message}`);
+    });
   }
 
   /** Whether this server leads the migrator now. */
@@ -118,19 +121,12 @@ export class Migrator {
 
   /** Starts the periodic check. */
   start(): void {
-    const tick = (): void => {
-      this.pass = this.check().finally(() => {
-        if (this.timer !== null) this.timer = setTimeout(tick, this.options.intervalMs);
-      });
-    };
-    this.timer = setTimeout(tick, this.options.intervalMs);
+    this.loop.start();
   }
 
   /** Stops checking (a move under way finishes first), frees nothing more, and resigns. */
   async close(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.pass?.catch(() => {});
+    await this.loop.close();
     for (const t of this.frees) clearTimeout(t);
     this.frees.clear();
     await this.leadership.resign();

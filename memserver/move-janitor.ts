@@ -12,6 +12,7 @@ import { parseRegionNameRecord, regionNamesPrefix } from '../common/tenant-recor
 import { PoolRecordError } from '../common/pool-record.js';
 import type { RegionAccesses } from './heat.js';
 import type { NativeTransportClient } from './native.js';
+import { PeriodicCheck } from './periodic-check.js';
 
 /** How long a region may stay frozen or sealed before its move counts as abandoned: far longer than
  *  a move takes (seconds) and than the migrator's default grace (30 s), so a live mover is never
@@ -37,8 +38,7 @@ export class MoveJanitor {
   freed = 0;
 
   private readonly since = new Map<number, { move: RegionAccesses['move']; ms: number }>();
-  private timer: NodeJS.Timeout | null = null;
-  private pass: Promise<void> | null = null;
+  private readonly loop: PeriodicCheck;
 
   constructor(
     private readonly prefix: string,
@@ -46,23 +46,19 @@ export class MoveJanitor {
     private readonly logger: Logger,
     private readonly client: Etcd3, // the server's, closed by it after close()
     private readonly stuckMs = STUCK_MOVE_MS,
-  ) {}
+  ) {
+    this.loop = new PeriodicCheck(CHECK_MS, () => this.check(), (e) => {
+      this.logger.warn('migrate.janitor_failed', `settling stuck moves failed: ${e.message}`);
+    });
+  }
 
+  /** Starts the periodic check. */
   start(): void {
-    const tick = (): void => {
-      this.pass = this.check().catch((e: unknown) => {
-        this.logger.warn('migrate.janitor_failed', `settling stuck moves failed: ${(e as Error).message}`);
-      }).finally(() => {
-        if (this.timer !== null) this.timer = setTimeout(tick, CHECK_MS);
-      });
-    };
-    this.timer = setTimeout(tick, CHECK_MS);
+    this.loop.start();
   }
 
   async close(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.pass?.catch(() => {});
+    await this.loop.close();
   }
 
   families(): MetricFamily[] {

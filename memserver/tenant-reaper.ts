@@ -10,6 +10,7 @@ import type { PoolOptions } from '../cli/pool-settings.js';
 import { parseRegionNameRecord, regionNamesPrefix, tenantOfLeaseKey, tenantsPrefix } from '../common/tenant-record.js';
 import { PoolRecordError } from '../common/pool-record.js';
 import type { TenantUsage } from './native.js';
+import { PeriodicCheck } from './periodic-check.js';
 
 /** What the reaper needs of the server. */
 export interface ReclaimTarget {
@@ -30,9 +31,8 @@ export class TenantReaper {
   blindPasses = 0;
 
   private readonly absentSince = new Map<string, number>();
-  private timer: NodeJS.Timeout | null = null;
   private blind = false;
-  private pass: Promise<void> | null = null;
+  private readonly loop: PeriodicCheck;
 
   constructor(
     private readonly pool: Pick<PoolOptions, 'prefix'>,
@@ -40,23 +40,20 @@ export class TenantReaper {
     private readonly target: ReclaimTarget,
     private readonly logger: Logger,
     private readonly client: Etcd3, // the server's, closed by it after close()
-  ) {}
+  ) {
+    this.loop = new PeriodicCheck(CHECK_MS, () => this.check(), (e) => {
+      this.logger.warn('tenant.reaper_failed', `the reclamation check failed: ${e.message}`);
+    });
+  }
 
   /** Starts the periodic check. */
   start(): void {
-    const tick = (): void => {
-      this.pass = this.check().finally(() => {
-        if (this.timer !== null) this.timer = setTimeout(tick, CHECK_MS);
-      });
-    };
-    this.timer = setTimeout(tick, CHECK_MS);
+    this.loop.start();
   }
 
   /** Stops checking (a check under way finishes first). */
   async close(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.pass?.catch(() => {});
+    await this.loop.close();
   }
 
   /** The reaper's metric families. */

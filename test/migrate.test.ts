@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Etcd3 } from 'etcd3';
 import { Logger } from '../dist/cli/logger.js';
 import { UsageError } from '../dist/cli/usage-error.js';
 import { memberKey, parseMemberRecord, type MemberRecord } from '../dist/common/pool-record.js';
@@ -17,7 +16,7 @@ import { encodeRegionNameRecord } from '../dist/common/tenant-record.js';
 import { addon } from '../dist/memserver/native.js';
 import { uniqueName } from './helpers.js';
 import { codeOf, httpGet, waitUntil } from './integration-helpers.js';
-import { EtcdServer, findEtcd, freePort } from './etcd-server.js';
+import { findEtcd, freePort, sharedEtcd } from './etcd-server.js';
 
 const SECRET = 'migrate-secret-for-tests';
 const TENANT = 'kv';
@@ -183,25 +182,13 @@ describe('heat and the move decision', () => {
 const ETCD = findEtcd('hot-region migration between memory servers');
 
 describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
-  let etcd: EtcdServer;
-  let kv: Etcd3;
-  let prefixCount = 0;
-  const freshPrefix = (): string => `/m${process.pid}-${prefixCount++}`;
+  const shared = sharedEtcd(ETCD!, 'm', 30_000);
+  const { freshPrefix } = shared;
 
-  beforeAll(async () => {
-    etcd = await EtcdServer.create(ETCD!);
-    await etcd.start();
-    kv = new Etcd3({ hosts: etcd.url });
-  }, 30_000);
-  afterAll(async () => {
-    kv?.close();
-    await etcd?.close();
-  });
-
-  const pool = (prefix: string, extra: Record<string, unknown> = {}) => ({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: 2, ...extra });
+  const pool = (prefix: string, extra: Record<string, unknown> = {}) => ({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: 2, ...extra });
   const leader = (prefix: string) => pool(prefix, { migrate: true, migrateInterval: 300, migrateRatio: 2, migrateGrace: 2 });
   const session = async (prefix: string): Promise<TenantSession> => {
-    const s = await TenantSession.open({ endpoints: [etcd.url], prefix, tenant: TENANT, leaseTtlS: 2 });
+    const s = await TenantSession.open({ endpoints: [shared.etcd.url], prefix, tenant: TENANT, leaseTtlS: 2 });
     cleanup.push(() => s.close());
     return s;
   };
@@ -263,7 +250,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     expect([m.started, m.done, m.aborted, m.unresolved, m.movedBytes]).toEqual([1, 1, 0, 0, hot.capacity]);
     expect(a.lines.some((l) => l.includes('migrate.started'))).toBe(true);
     expect(a.server.migrator!.isLeader).toBe(true);
-    const text = await kv.get(regionNameKey(prefix, TENANT, 'hot')).string();
+    const text = await shared.kv.get(regionNameKey(prefix, TENANT, 'hot')).string();
     expect(JSON.parse(text!).region).toBe(now!.region);
   }, 40_000);
 
@@ -279,7 +266,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const other = first === a ? b : a;
     await first!.server.close();
     await waitUntil(() => other.server.migrator!.isLeader, 5000, 'the other server leads');
-    const holder = JSON.parse((await kv.get(`${prefix}/migrator/leader`).string())!);
+    const holder = JSON.parse((await shared.kv.get(`${prefix}/migrator/leader`).string())!);
     expect(holder.serverId).toBe(other === a ? 1 : 2);
   }, 20_000);
 
@@ -295,7 +282,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const two = modelClient(s, hostB, 'two');
     // Both servers get the same traffic (one client alternating): loads within 2× of each other.
     await waitUntil(async () => {
-      const loads = await Promise.all([1, 2].map(async (id) => parseMemberRecord(prefix, memberKey(prefix, id), (await kv.get(memberKey(prefix, id)).string())!).load ?? 0));
+      const loads = await Promise.all([1, 2].map(async (id) => parseMemberRecord(prefix, memberKey(prefix, id), (await shared.kv.get(memberKey(prefix, id)).string())!).load ?? 0));
       return loads.every((l) => l > 20);
     }, 10_000, 'both servers loaded');
     await sleep(2000); // several checks
@@ -310,8 +297,8 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const prefix = freshPrefix();
     const a = await startServer({ serverId: 1, ...leader(prefix) });
     // The target: a process that will be frozen (its record outlives it by its 10 s lease), then killed.
-    const target = spawnServer(['--server-id', '2', '--etcd', etcd.url, '--etcd-prefix', prefix, '--lease-ttl', '10']);
-    await waitUntil(async () => (await kv.get(memberKey(prefix, 2)).string()) !== null, 10_000, 'the target registered');
+    const target = spawnServer(['--server-id', '2', '--etcd', shared.etcd.url, '--etcd-prefix', prefix, '--lease-ttl', '10']);
+    await waitUntil(async () => (await shared.kv.get(memberKey(prefix, 2)).string()) !== null, 10_000, 'the target registered');
     const host = directHost([a.server]);
     const s = await session(prefix);
     const hot = await s.openRegion(host, 'hot', 65536);
@@ -342,7 +329,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
   it('gives a move up when its target is killed during the copy: the source serves again, nothing is lost', async () => {
     const prefix = freshPrefix();
     const metrics = `127.0.0.1:${await freePort()}`;
-    const target = spawnServer(['--server-id', '2', '--capacity', '256M', '--metrics', metrics, '--etcd', etcd.url, '--etcd-prefix', prefix, '--lease-ttl', '10']);
+    const target = spawnServer(['--server-id', '2', '--capacity', '256M', '--metrics', metrics, '--etcd', shared.etcd.url, '--etcd-prefix', prefix, '--lease-ttl', '10']);
     // Killed as soon as the copy's region appears on it: a 128 MiB region takes eight frame-sized
     // pieces to copy, so the kill lands in the copy (or, on a slow poll, just before it).
     const lines: string[] = [];
@@ -360,7 +347,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     const options = memServerOptions({ listen: '127.0.0.1:0', token: SECRET, metrics: 'off', capacity: '512M', serverId: 1, ...leader(prefix) }, {});
     const server = await MemServer.start(options, logger);
     cleanup.push(() => server.close());
-    await waitUntil(async () => (await kv.get(memberKey(prefix, 2)).string()) !== null, 10_000, 'the target registered');
+    await waitUntil(async () => (await shared.kv.get(memberKey(prefix, 2)).string()) !== null, 10_000, 'the target registered');
     const host = directHost([server]);
     const s = await session(prefix);
     const big = await s.openRegion(host, 'big', 128 << 20);
@@ -398,8 +385,8 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     for (const r of [frozen, unswitched, switched]) expect((await mover.request(constants.OP_CONTROL, constants.CTL_FREEZE, r, 0)).status).toBe(0);
     for (const r of [unswitched, switched]) expect((await mover.request(constants.OP_CONTROL, constants.CTL_SEAL, r, 0)).status).toBe(0);
     mover.close();
-    await kv.put(regionNameKey(prefix, TENANT, 'switched')).value(encodeRegionNameRecord({ region: 0x20001, capacity: 8192 }));
-    const before = (await kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!.mod_revision;
+    await shared.kv.put(regionNameKey(prefix, TENANT, 'switched')).value(encodeRegionNameRecord({ region: 0x20001, capacity: 8192 }));
+    const before = (await shared.kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!.mod_revision;
     await waitUntil(() => a.server.regionHeat().filter((r) => r.move !== 'none').length === 3, 2000, 'the moves seen');
     const janitor = a.server.janitor!;
     const t0 = Date.now() + 10_000_000; // a clock of its own, far from the background passes'
@@ -412,7 +399,7 @@ describe.skipIf(ETCD === null)('hot-region migration through etcd', () => {
     await host.write(unswitched, 0, Buffer.from('writable again'));
     expect(await codeOf(host.read(switched, 0, 8))).toBe('PD3_E_BAD_REGION');
     // The unswitched name was fenced (rewritten unchanged): a late switch comparing the old revision fails.
-    const after = (await kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!;
+    const after = (await shared.kv.get(regionNameKey(prefix, TENANT, 'unswitched')).exec()).kvs[0]!;
     expect(after.mod_revision).not.toBe(before);
     expect(JSON.parse(after.value.toString()).region).toBe(unswitched);
     expect(a.lines.filter((l) => l.includes('migrate.stuck_thawed'))).toHaveLength(2);

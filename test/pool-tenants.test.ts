@@ -6,7 +6,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Etcd3 } from 'etcd3';
 import { Logger } from '../dist/cli/logger.js';
 import { regionNameKey } from '../dist/common/tenant-record.js';
 import { agentOptions } from '../dist/dpu/agent-config.js';
@@ -14,7 +13,7 @@ import { constants, Pd3Host, poolServers, TenantSession } from '../dist/host/ind
 import { MemServer, memServerOptions, tenantCredential } from '../dist/memserver/index.js';
 import { uniqueName } from './helpers.js';
 import { codeOf, waitUntil } from './integration-helpers.js';
-import { EtcdServer, findEtcd } from './etcd-server.js';
+import { EtcdServer, findEtcd, sharedEtcd } from './etcd-server.js';
 
 const SECRET = 'cluster-secret-for-tests';
 const MEMSERVER_CLI = new URL('../dist/memserver/cli.js', import.meta.url).pathname;
@@ -109,26 +108,14 @@ const ETCD = findEtcd('lease-bound regions and their reclamation');
 describe.skipIf(ETCD === null)('client leases, named regions and reclamation', () => {
   const TTL_S = 2;
   const GRACE_S = 2;
-  let etcd: EtcdServer;
-  let kv: Etcd3;
-  let prefixCount = 0;
-  const freshPrefix = (): string => `/rt${process.pid}-${prefixCount++}`;
-
-  beforeAll(async () => {
-    etcd = await EtcdServer.create(ETCD!);
-    await etcd.start();
-    kv = new Etcd3({ hosts: etcd.url });
-  }, 20_000);
-  afterAll(async () => {
-    kv?.close();
-    await etcd?.close();
-  });
+  const shared = sharedEtcd(ETCD!, 'rt');
+  const { freshPrefix } = shared;
 
   /** A tenant's client process; resolves with its JSON line once it has written its marker. */
   async function client(prefix: string, server: MemServer, tenant: string, name: string, marker: string) {
     const child: ChildProcess = spawn(
       process.execPath,
-      [CLIENT, etcd.url, prefix, `127.0.0.1:${server.port}`, tenant, credential(tenant), name, marker, String(TTL_S)],
+      [CLIENT, shared.etcd.url, prefix, `127.0.0.1:${server.port}`, tenant, credential(tenant), name, marker, String(TTL_S)],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     cleanup.push(() => child.kill('SIGKILL'));
@@ -157,7 +144,7 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
 
   it('a client restarted within the grace period keeps its named region; a clean exit frees it after the grace', async () => {
     const prefix = freshPrefix();
-    const { server, lines } = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, reclaimGrace: GRACE_S });
+    const { server, lines } = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, reclaimGrace: GRACE_S });
     const first = await client(prefix, server, 'kv-app', 'log', 'first-life');
     expect(first.created).toBe(true);
     await killed(first.child);
@@ -179,7 +166,7 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
     expect(elapsed).toBeLessThanOrEqual(GRACE_S + 2);
     expect(lines.some((l) => l.includes('"tenant.reclaim"'))).toBe(true);
     // The name record went with the region, so the next life starts afresh.
-    expect(await kv.get(regionNameKey(prefix, 'kv-app', 'log')).string()).toBeNull();
+    expect(await shared.kv.get(regionNameKey(prefix, 'kv-app', 'log')).string()).toBeNull();
     const third = await client(prefix, server, 'kv-app', 'log', 'third-life');
     expect(third.created).toBe(true);
     expect(third.before).toBe('');
@@ -187,7 +174,7 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
 
   it("a killed client's regions are reclaimed within TTL + grace, and the default tenant's never", async () => {
     const prefix = freshPrefix();
-    const { server } = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, reclaimGrace: GRACE_S });
+    const { server } = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, reclaimGrace: GRACE_S });
     const owner = directHost(server, undefined, SECRET);
     const kept = await owner.allocate(4096);
     const victim = await client(prefix, server, 'doomed', 'data', 'doomed-bytes');
@@ -207,11 +194,11 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
 
   it('a direct-mode host takes its servers from the pool, and skips a malformed record', async () => {
     const prefix = freshPrefix();
-    const a = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 3 });
-    const b = await startServer({ etcd: etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 9 });
-    await kv.put(`${prefix}/members/12`).value('{"v":1,"serverId":"twelve"}');
+    const a = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 3 });
+    const b = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, serverId: 9 });
+    await shared.kv.put(`${prefix}/members/12`).value('{"v":1,"serverId":"twelve"}');
     const skipped: string[] = [];
-    const servers = await poolServers({ endpoints: [etcd.url], prefix, onBadRecord: (key) => skipped.push(key) });
+    const servers = await poolServers({ endpoints: [shared.etcd.url], prefix, onBadRecord: (key) => skipped.push(key) });
     expect(servers).toEqual([`127.0.0.1:${a.server.port}`, `127.0.0.1:${b.server.port}`]);
     expect(skipped).toEqual([`${prefix}/members/12`]);
     const host = Pd3Host.create({ name: uniqueName('pool-direct'), directOnly: true, directServers: servers, directToken: SECRET });
@@ -219,7 +206,7 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
     const ids = new Set<number>();
     for (let i = 0; i < 16; i++) ids.add((await host.allocate(4096)).region >>> constants.REGION_LOCAL_BITS);
     expect(ids).toEqual(new Set([3, 9]));
-    await expect(poolServers({ endpoints: [etcd.url], prefix: `${prefix}-empty` })).rejects.toThrow(/no memory server is registered/);
+    await expect(poolServers({ endpoints: [shared.etcd.url], prefix: `${prefix}-empty` })).rejects.toThrow(/no memory server is registered/);
     await expect(poolServers({ endpoints: ['http://127.0.0.1:1'], prefix })).rejects.toThrow(/cannot read the pool/);
   }, 20_000);
 

@@ -89,29 +89,8 @@ bool DataDir::exists(const std::string& name) const {
   return fstatat(fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int DataDir::create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out) {
-  const std::string temp = name + kTempSuffix;
-  unlinkat(fd_.get(), temp.c_str(), 0);  // a leftover of an earlier failed attempt, if any
-  UniqueFd fd(openat(fd_.get(), temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd.valid()) return fail(PD3_E_SYS, "create %s/%s: %s", path_.c_str(), temp.c_str(), strerror(errno));
-  Mapping m;
-  int rc = size_file(fd.get(), bytes, temp);
-  if (rc == PD3_OK) rc = Mapping::shared_file(fd.get(), bytes, &m);
-  if (rc == PD3_OK) rc = fill(m);
-  if (rc == PD3_OK && durable_ && fsync(fd.get()) != 0)
-    rc = fail(PD3_E_SYS, "fsync %s/%s: %s", path_.c_str(), temp.c_str(), strerror(errno));
-  if (rc == PD3_OK && renameat(fd_.get(), temp.c_str(), fd_.get(), name.c_str()) != 0)
-    rc = fail(PD3_E_SYS, "rename %s to %s in %s: %s", temp.c_str(), name.c_str(), path_.c_str(), strerror(errno));
-  if (rc != PD3_OK) {
-    unlinkat(fd_.get(), temp.c_str(), 0);
-    return rc;
-  }
-  if (int sync_rc = sync_dir(); sync_rc != PD3_OK) return sync_rc;
-  *out = std::move(m);
-  return PD3_OK;
-}
-
-int DataDir::create_file(const std::string& name, uint64_t bytes, UniqueFd* out) {
+int DataDir::create_with(const std::string& name, uint64_t bytes, const std::function<int(int, const std::string&)>& prepare,
+                         UniqueFd* out) {
   const std::string temp = name + kTempSuffix;
   unlinkat(fd_.get(), temp.c_str(), 0);  // a leftover of an earlier failed attempt, if any
   UniqueFd fd(openat(fd_.get(), temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
@@ -120,6 +99,7 @@ int DataDir::create_file(const std::string& name, uint64_t bytes, UniqueFd* out)
     return fail(e == ENOSPC ? PD3_E_NOSPACE : PD3_E_SYS, "create %s/%s: %s", path_.c_str(), temp.c_str(), strerror(e));
   }
   int rc = size_file(fd.get(), bytes, temp);
+  if (rc == PD3_OK) rc = prepare(fd.get(), temp);
   if (rc == PD3_OK && durable_ && fsync(fd.get()) != 0)
     rc = fail(PD3_E_SYS, "fsync %s/%s: %s", path_.c_str(), temp.c_str(), strerror(errno));
   if (rc == PD3_OK && renameat(fd_.get(), temp.c_str(), fd_.get(), name.c_str()) != 0)
@@ -131,6 +111,22 @@ int DataDir::create_file(const std::string& name, uint64_t bytes, UniqueFd* out)
   if (int sync_rc = sync_dir(); sync_rc != PD3_OK) return sync_rc;
   *out = std::move(fd);
   return PD3_OK;
+}
+
+int DataDir::create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out) {
+  Mapping m;
+  UniqueFd fd;
+  const int rc = create_with(name, bytes, [&](int file, const std::string&) {
+    const int mapped = Mapping::shared_file(file, bytes, &m);
+    return mapped == PD3_OK ? fill(m) : mapped;
+  }, &fd);
+  if (rc != PD3_OK) return rc;
+  *out = std::move(m);  // the mapping outlives the descriptor
+  return PD3_OK;
+}
+
+int DataDir::create_file(const std::string& name, uint64_t bytes, UniqueFd* out) {
+  return create_with(name, bytes, [](int, const std::string&) { return PD3_OK; }, out);
 }
 
 int DataDir::open_file(const std::string& name, UniqueFd* out, uint64_t* size) {
@@ -144,16 +140,13 @@ int DataDir::open_file(const std::string& name, UniqueFd* out, uint64_t* size) {
 }
 
 int DataDir::map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size) {
-  UniqueFd fd(openat(fd_.get(), name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return fail(PD3_E_SYS, "open %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return fail(PD3_E_SYS, "stat %s/%s: %s", path_.c_str(), name.c_str(), strerror(errno));
-  *size = uint64_t(st.st_size);
+  UniqueFd fd;
+  if (int rc = open_file(name, &fd, size); rc != PD3_OK) return rc;
   if (*size == 0 || *size > max_bytes) {
     *out = Mapping{};
     return PD3_OK;
   }
-  return Mapping::shared_file(fd.get(), uint64_t(st.st_size), out);
+  return Mapping::shared_file(fd.get(), *size, out);
 }
 
 int DataDir::create_marker(const std::string& name) {

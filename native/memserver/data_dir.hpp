@@ -55,6 +55,10 @@ class DataDir {
  private:
   DataDir(UniqueFd fd, std::string path, bool durable) : fd_(std::move(fd)), path_(std::move(path)), durable_(durable) {}
   int sync_dir();
+  // The creation both create() and create_file() make: a temporary file of `bytes` reserved bytes,
+  // `prepare(fd, temp name)`, fsync (durable), rename into place, directory sync.
+  int create_with(const std::string& name, uint64_t bytes, const std::function<int(int, const std::string&)>& prepare,
+                  UniqueFd* out);
 
   UniqueFd fd_;
   std::string path_;
