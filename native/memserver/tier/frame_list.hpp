@@ -18,8 +18,10 @@ class FrameList {
 
   uint32_t capacity() const { return uint32_t(prev_.size()); }
   bool contains(FrameId f) const { return f < capacity() && linked_[f] != 0; }
+  FrameId head() const { return head_; }  // newest, or kNoFrame
   FrameId tail() const { return tail_; }  // oldest, or kNoFrame
   FrameId prev(FrameId f) const { return prev_[f]; }  // towards the head
+  FrameId next(FrameId f) const { return next_[f]; }  // towards the tail
 
   // Precondition: f < capacity() and f is not in the list.
   void push_front(FrameId f) {
@@ -29,6 +31,19 @@ class FrameList {
     if (head_ != kNoFrame) prev_[head_] = f;
     head_ = f;
     if (tail_ == kNoFrame) tail_ = f;
+    linked_[f] = 1;
+  }
+
+  // Puts f just towards the tail of `newer` (at the head when newer is kNoFrame).
+  // Precondition: f < capacity(), f is not in the list, newer is kNoFrame or in the list.
+  void insert_after(FrameId newer, FrameId f) {
+    if (newer == kNoFrame) return push_front(f);
+    assert(f < capacity() && !linked_[f] && contains(newer));
+    const FrameId n = next_[newer];
+    prev_[f] = newer;
+    next_[f] = n;
+    next_[newer] = f;
+    if (n != kNoFrame) prev_[n] = f; else tail_ = f;
     linked_[f] = 1;
   }
 
