@@ -15,6 +15,7 @@
 #include "memserver/tier/eviction_cflru.hpp"
 #include "memserver/tier/eviction_epoch.hpp"
 #include "memserver/tier/eviction_policy.hpp"
+#include "memserver/tier/frame_pool.hpp"
 #include "memserver/tier/prefetch_best_offset.hpp"
 #include "memserver/tier/prefetch_leap.hpp"
 #include "memserver/tier/prefetch_policy.hpp"
@@ -230,6 +231,40 @@ TEST(tier_policy_cflru_on_clean_puts_the_page_back_in_its_recency_place) {
   cf->on_clean(3);  // written back again: clean, and in the window
   view.dirty_[3] = false;
   CHECK_EQ(cf->victim(view), 3u);
+}
+
+TEST(tier_policy_frame_pool_reports_cleanings_not_drops) {
+  // The pool's side of on_clean: a filled frame whose page goes from dirty to clean is reported
+  // (the tier forwards it to its policy); setting a clean page clean, or emptying a dirty frame, is not.
+  std::unique_ptr<FramePool> pool;
+  CHECK_EQ(FramePool::create(4, 4096, &pool), PD3_OK);
+  std::vector<FrameId> cleaned;
+  pool->cleaned = [&](FrameId f) { cleaned.push_back(f); };
+  auto file = std::make_shared<RegionFile>();
+  file->pages.assign(4, kNoFrame);
+  for (uint64_t page = 0; page < 2; page++) {
+    const FrameId f = pool->take_free();
+    pool->assign(f, file, page, false);
+    pool->set_dirty(f, false);  // loading and clean: nothing
+    pool->fill(f);
+  }
+  const FrameId a = file->pages[0], b = file->pages[1];
+  pool->set_dirty(a, false);
+  CHECK(cleaned.empty());
+  pool->set_dirty(a, true);
+  pool->set_dirty(b, true);
+  CHECK_EQ(pool->dirty(), 2u);
+  pool->set_dirty(a, false);  // a's write-back completed
+  CHECK_EQ(cleaned.size(), 1u);
+  CHECK_EQ(cleaned[0], a);
+  pool->at(b).state = Frame::State::kWriting;  // a write-back in flight still holds the page
+  pool->set_dirty(b, false);
+  CHECK_EQ(cleaned.size(), 2u);
+  pool->at(b).state = Frame::State::kResident;
+  pool->set_dirty(b, true);
+  pool->empty(b);  // evicted dirty (its region freed): gone, not cleaned
+  CHECK_EQ(cleaned.size(), 2u);
+  CHECK_EQ(pool->dirty(), 0u);
 }
 
 TEST(tier_policy_random_is_valid_seeded_and_spread) {

@@ -39,10 +39,15 @@ void CflruPolicy::on_fill(FrameId frame) {
 }
 
 void CflruPolicy::on_hit(FrameId frame, bool write) {
-  const bool clean = !write && clean_.contains(frame);
-  unlink(frame);
-  link_front(frame);
-  if (clean) clean_.push_front(frame);
+  // unlink + link_front in one: with every frame in the window, the head is its edge; else a frame
+  // leaving the window makes room for the one just newer than the edge.
+  if (size_ <= window_) edge_ = frame;
+  else if (in_window(frame)) edge_ = order_.prev(edge_);
+  stamp_[frame] = ++now_;
+  order_.move_to_front(frame);
+  if (!clean_.contains(frame)) return;
+  if (write) clean_.remove(frame);
+  else clean_.move_to_front(frame);
 }
 
 void CflruPolicy::on_drop(FrameId frame) { unlink(frame); }
