@@ -30,8 +30,9 @@ enum class Temperature : uint8_t {
 // last epochs, advances the epoch and fills the candidate queue.
 class EpochPolicy final : public EvictionPolicy {
  public:
-  // start_sampler=false: no thread; the epoch moves only by advance_epoch() and candidates come from
-  // refill() or victim()'s own pass (deterministic, for tests and single-threaded replays).
+  // start_sampler=false: no thread; the epoch moves only by advance_epoch() or tick() and candidates
+  // come from refill(), tick() or victim()'s own pass (deterministic: tests, and the simulator's
+  // replays on a virtual clock, which call tick() once per virtual period).
   EpochPolicy(uint32_t frames, const EvictionOptions& options, bool start_sampler);
   ~EpochPolicy() override = default;  // the sampler (declared last) stops and joins first
   EpochPolicy(const EpochPolicy&) = delete;
