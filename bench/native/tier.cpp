@@ -33,8 +33,9 @@
 // then), write-backs (dirty victims), accesses per second of the replay, and CPU per access =
 // process CPU time (CLOCK_PROCESS_CPUTIME_ID: the replaying thread, plus epoch's sampler thread
 // when unpaced) over the replay, divided by its accesses. The replay loop (page table lookup, free
-// list, clock) is the same for every policy; only the policy calls differ. Belady evicts the resident page whose next
-// use is furthest away (a lazy max-heap over next-use positions); its hit ratio bounds the others.
+// list, clock) is the same for every policy; only the policy calls differ. Belady evicts the
+// resident page whose next use is furthest away (a lazy max-heap over next-use positions); its hit
+// ratio bounds the others.
 //
 // Prefetchers (zipfian and scan): LRU with each --tier-prefetch policy, regions of 4,096 pages; the
 // demand hit ratio, pages prefetched, and how many of those were evicted before any use.
