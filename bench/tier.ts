@@ -2,7 +2,9 @@
 // Part 1, the offline simulator (bench/native/tier.cpp, on the "other" core of core-layout.ts, where
 // the memory server runs): page traces (YCSB-C zipfian and uniform, YCSB-E scans, YCSB-A zipfian
 // with writes) over a data set 4x the pool, replayed through each policy's real class and through
-// Belady's optimum: hit ratio, CPU per access, write-backs; it writes the registration trace of the
+// Belady's optimum: hit ratio, CPU per access, write-backs, on a virtual clock (a hit --hit-ns, a
+// miss --miss-ns; the epoch sampler's periods follow it) and, for comparison, unpaced (the replay's
+// own wall-clock pace, epoch's sampler thread); it writes the registration trace of the
 // lru/zipfian fills (--trace-out, named on stdout) for `bench mrrc --trace FILE`.
 // Part 2, the real tier: one pd3-memserver per policy (--dram-budget, --evict; on the "other" core),
 // a region 4x the budget filled, then a YCSB-C zipfian stream of page reads from this process (the
@@ -28,12 +30,16 @@ const USAGE = `usage: npm run bench -- tier [--quick] [--trace-out FILE] [--no-r
                      budget, 2 s per policy
   --trace-out FILE   where the registration trace goes (default: a new temporary directory)
   --no-real          the simulator only
+  --hit-ns H         the simulator's virtual time of a hit (default 1000)
+  --miss-ns M        the simulator's virtual time of a miss, a page read (default 50000: ~ the
+                     tier-io bench's io_uring row on the development VM)
   --seconds S        read phase per real policy (default 8, --quick 2)
   --concurrency N    reads in flight against the real tier (default 16)
 ${LAYOUT_USAGE}`;
 
 interface Options {
   quick: boolean;
+  clock: string[];  // the simulator's --hit-ns / --miss-ns, when given
   traceOut: string;
   real: boolean;
   seconds: number;
@@ -50,6 +56,8 @@ function options(): Options {
         quick: { type: 'boolean', default: false },
         'trace-out': { type: 'string' },
         'no-real': { type: 'boolean', default: false },
+        'hit-ns': { type: 'string' },
+        'miss-ns': { type: 'string' },
         seconds: { type: 'string' },
         concurrency: { type: 'string', default: '16' },
         help: { type: 'boolean', default: false },
@@ -66,7 +74,15 @@ function options(): Options {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new Error(`--concurrency: 1..1024, got '${values.concurrency}'`);
     const traceOut = values['trace-out'] ?? join(mkdtempSync(join(tmpdir(), 'pd3-bench-tier-')), 'registrations.txt');
     const layout = applyLayoutOptions(values);
-    return { quick: values.quick, traceOut, real: !values['no-real'], seconds, concurrency, layout };
+    const clock: string[] = [];
+    for (const flag of ['hit-ns', 'miss-ns'] as const) {
+      const text = values[flag];
+      if (text === undefined) continue;
+      const ns = Number(text);
+      if (!Number.isInteger(ns) || ns < 1 || ns > 1e9) throw new Error(`--${flag}: an integer from 1 to 1e9 (ns), got '${text}'`);
+      clock.push(`--${flag}`, String(ns));
+    }
+    return { quick: values.quick, clock, traceOut, real: !values['no-real'], seconds, concurrency, layout };
   } catch (e) {
     console.error(`tier: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -78,7 +94,7 @@ const SIMULATOR = join(root, 'build', 'pd3_bench_tier');
 
 // Runs the simulator, echoing its lines; resolves with its last line's JSON.
 function simulate(opts: Options): Promise<Record<string, JsonValue>> {
-  const args = [...(opts.quick ? ['--quick'] : []), '--trace-out', opts.traceOut];
+  const args = [...(opts.quick ? ['--quick'] : []), ...opts.clock, '--trace-out', opts.traceOut];
   const cmd = onSide(opts.layout, 'other', SIMULATOR, args);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -27,6 +27,8 @@ describe('pd3_bench_tier', () => {
     [['--seed'], '--seed needs a value'],
     [['--trace-out'], '--trace-out needs a file'],
     [['--fast'], "unknown option '--fast'"],
+    [['--miss-ns', '0'], "--miss-ns needs a positive integer, got '0'"],
+    [['--hit-ns'], '--hit-ns needs a value'],
     [['--trace-out', join(dir, 'missing', 'trace.txt'), '--frames', '8', '--accesses', '100'], 'cannot write --trace-out'],
   ])('refuses %j with exit 2', (args, message) => {
     const r = run(args);
@@ -78,5 +80,38 @@ describe('pd3_bench_tier', () => {
       seen.add(address!);
     }
     expect(seen.size).toBe(frames);
+  });
+
+  it('replays on a virtual clock: hits and misses advance it, epoch is deterministic under it', () => {
+    const small = ['--frames', '256', '--accesses', '40000', '--repeat', '1', '--workload', 'zipfian', '--epoch-period-us', '100'];
+    const json = (args: string[]): Record<string, number | string | boolean> => {
+      const r = run([...small, ...args]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const lines = r.stdout.trim().split('\n');
+      return JSON.parse(lines[lines.length - 1]!) as Record<string, number | string | boolean>;
+    };
+    const a = json(['--hit-ns', '1000', '--miss-ns', '50000']);
+    expect(a.cpu_clock).toBe('virtual');
+    expect(a.miss_ns).toBe(50000);
+    expect(a.hit_ns).toBe(1000);
+    // The clock is the sum of the accesses' costs: between all-hits and all-misses, and the
+    // periods it passed are whole periods of it.
+    const virtualNs = a.virtual_ns as number;
+    expect(virtualNs).toBeGreaterThan(40000 * 1000);
+    expect(virtualNs).toBeLessThan(40000 * 50000);
+    expect(a.epoch_periods).toBe(Math.floor(virtualNs / 100_000));
+    // Dearer misses: a longer clock, more epochs; the paced epoch replay has no wall-clock input,
+    // so the same command line gives the same hit ratio.
+    const b = json(['--hit-ns', '1000', '--miss-ns', '100000']);
+    expect(b.virtual_ns as number).toBeGreaterThan(a.virtual_ns as number);
+    expect(b.epoch_periods as number).toBeGreaterThan(a.epoch_periods as number);
+    expect(json(['--hit-ns', '1000', '--miss-ns', '50000']).epoch_hit).toBe(a.epoch_hit);
+    for (const p of ['lru', 'epoch']) {
+      expect(a[`${p}_unpaced_cpu_ns_per_access`] as number).toBeGreaterThan(0);
+      expect(a[`${p}_unpaced_hit`] as number).toBeLessThanOrEqual(a.belady_hit as number);
+    }
+    // lru ignores the clock.
+    expect(a.lru_unpaced_hit).toBe(a.lru_hit);
   });
 });

@@ -15,6 +15,7 @@
 #include "memserver/tier/eviction_cflru.hpp"
 #include "memserver/tier/eviction_epoch.hpp"
 #include "memserver/tier/eviction_policy.hpp"
+#include "memserver/tier/frame_pool.hpp"
 #include "memserver/tier/prefetch_best_offset.hpp"
 #include "memserver/tier/prefetch_leap.hpp"
 #include "memserver/tier/prefetch_policy.hpp"
@@ -85,7 +86,15 @@ void replay_against_model(EvictionKind kind, uint32_t frames, uint64_t seed, int
         }
         break;
       case 2: view.pinned[f] = !view.pinned[f]; break;
-      case 3: view.dirty_[f] = rng() % 2 == 0; break;
+      case 3: {
+        // A page becomes clean only by a write-back, which the pool reports (on_clean); it may
+        // become dirty without a write hit (a failed sync re-dirties it), which it does not report.
+        const bool dirty = rng() % 2 == 0;
+        const bool cleaned = view.dirty_[f] && !dirty;
+        view.dirty_[f] = dirty;
+        if (cleaned && filled[f]) policy->on_clean(f);
+        break;
+      }
       case 4:
         if (filled[f] && rng() % 4 == 0) {
           policy->on_drop(f);
@@ -185,6 +194,77 @@ TEST(tier_policy_list_policies_match_reference_on_random_sequences) {
   for (EvictionKind k : {EvictionKind::kLru, EvictionKind::kFifo, EvictionKind::kCflru})
     for (uint32_t frames : {1u, 2u, 7u, 64u})
       for (uint64_t seed = 1; seed <= 4; seed++) replay_against_model(k, frames, seed * 7919 + frames, 4000);
+  // Larger pools: long clean lists, so on_clean's walk from both ends finds places in the middle.
+  for (uint32_t frames : {257u, 1024u})
+    for (uint64_t seed = 1; seed <= 3; seed++) replay_against_model(EvictionKind::kCflru, frames, seed * 104729 + frames, 40000);
+}
+
+TEST(tier_policy_cflru_on_clean_puts_the_page_back_in_its_recency_place) {
+  EvictionOptions o;
+  o.cflru_window = 0.5;
+  auto cf = make_eviction_policy(EvictionKind::kCflru, 8, o);
+  TestView view(8);
+  for (FrameId f = 0; f < 8; f++) cf->on_fill(f);  // LRU end: 0 1 2 3 | 4 5 6 7
+  for (FrameId f : {1u, 0u, 2u, 3u, 4u, 5u}) {       // written: LRU end 6 7 1 0 | 2 3 4 5
+    view.dirty_[f] = true;
+    cf->on_hit(f, true);
+  }
+  CHECK_EQ(cf->victim(view), 6u);
+  view.pinned[6] = view.pinned[7] = true;
+  CHECK_EQ(cf->victim(view), 1u);  // no evictable clean frame in the window: the oldest evictable
+  // 3 is cleaned first, but it lies outside the window: still the plain LRU choice.
+  view.dirty_[3] = false;
+  cf->on_clean(3);
+  CHECK_EQ(cf->victim(view), 1u);
+  // 0's write-back completes after 3's: clean at its own recency place (older than 2..5, newer
+  // than 6, 7, 1), not as the newest clean frame, so it is in the window and the choice.
+  view.dirty_[0] = false;
+  cf->on_clean(0);
+  CHECK_EQ(cf->victim(view), 0u);
+  cf->on_drop(0);  // window now 6 7 1 2: still nothing clean and evictable in it
+  CHECK_EQ(cf->victim(view), 1u);
+  cf->on_drop(1);  // 6 7 2 3: 3 is in the window
+  CHECK_EQ(cf->victim(view), 3u);
+  // A page believed clean that the pool reports dirty again (a failed sync) is passed over.
+  view.dirty_[3] = true;
+  CHECK_EQ(cf->victim(view), 2u);
+  cf->on_clean(3);  // written back again: clean, and in the window
+  view.dirty_[3] = false;
+  CHECK_EQ(cf->victim(view), 3u);
+}
+
+TEST(tier_policy_frame_pool_reports_cleanings_not_drops) {
+  // The pool's side of on_clean: a filled frame whose page goes from dirty to clean is reported
+  // (the tier forwards it to its policy); setting a clean page clean, or emptying a dirty frame, is not.
+  std::unique_ptr<FramePool> pool;
+  CHECK_EQ(FramePool::create(4, 4096, &pool), PD3_OK);
+  std::vector<FrameId> cleaned;
+  pool->cleaned = [&](FrameId f) { cleaned.push_back(f); };
+  auto file = std::make_shared<RegionFile>();
+  file->pages.assign(4, kNoFrame);
+  for (uint64_t page = 0; page < 2; page++) {
+    const FrameId f = pool->take_free();
+    pool->assign(f, file, page, false);
+    pool->set_dirty(f, false);  // loading and clean: nothing
+    pool->fill(f);
+  }
+  const FrameId a = file->pages[0], b = file->pages[1];
+  pool->set_dirty(a, false);
+  CHECK(cleaned.empty());
+  pool->set_dirty(a, true);
+  pool->set_dirty(b, true);
+  CHECK_EQ(pool->dirty(), 2u);
+  pool->set_dirty(a, false);  // a's write-back completed
+  CHECK_EQ(cleaned.size(), 1u);
+  CHECK_EQ(cleaned[0], a);
+  pool->at(b).state = Frame::State::kWriting;  // a write-back in flight still holds the page
+  pool->set_dirty(b, false);
+  CHECK_EQ(cleaned.size(), 2u);
+  pool->at(b).state = Frame::State::kResident;
+  pool->set_dirty(b, true);
+  pool->empty(b);  // evicted dirty (its region freed): gone, not cleaned
+  CHECK_EQ(cleaned.size(), 2u);
+  CHECK_EQ(pool->dirty(), 0u);
 }
 
 TEST(tier_policy_random_is_valid_seeded_and_spread) {
@@ -293,6 +373,40 @@ TEST(tier_policy_epoch_samples_large_pools) {
     CHECK(v % 10 == 0);
     ep.on_drop(v);
   }
+}
+
+TEST(tier_policy_epoch_tick_is_the_samplers_period_on_the_callers_clock) {
+  // What the simulator's virtual clock drives: one tick = one period of the sampler thread.
+  EvictionOptions o;
+  o.epoch_sample = 256;  // 64 candidates per pass; the depth may grow to 1024 / 8 = 128
+  constexpr uint32_t frames = 1024;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
+  CHECK_EQ(ep.epoch(), 1u);
+  CHECK_EQ(ep.queue_depth(), 64u);
+  ep.tick();  // epoch 2; the queue was empty: one pass queues 64 warm frames
+  CHECK_EQ(ep.epoch(), 2u);
+  CHECK_EQ(ep.queue_depth(), 64u);
+  for (FrameId f = 0; f < frames; f += 2) ep.on_hit(f, false);  // even frames hot now
+  for (int i = 0; i < 20; i++) {
+    const FrameId v = ep.victim(view);  // from the tick's candidates: never one used since
+    CHECK(v != kNoFrame && v % 2 == 1);
+    CHECK(ep.temperature(v) == Temperature::kWarm);
+    ep.on_drop(v);
+    ep.on_fill(v);
+  }
+  ep.tick();  // victim() took the queue within the period: twice as deep, refilled to it
+  CHECK_EQ(ep.epoch(), 3u);
+  CHECK_EQ(ep.queue_depth(), 128u);
+  ep.tick();  // nothing taken, more than half left: half as deep again
+  CHECK_EQ(ep.epoch(), 4u);
+  CHECK_EQ(ep.queue_depth(), 64u);
+  // The queued frames are revalidated: after a hit on every frame none is a victim until a pass
+  // sees them cold again, and victim()'s own pass then finds only hot ones (all of the same age).
+  for (FrameId f = 0; f < frames; f++) ep.on_hit(f, false);
+  const FrameId v = ep.victim(view);
+  CHECK(v != kNoFrame && ep.temperature(v) == Temperature::kHot);
 }
 
 TEST(tier_policy_epoch_stress_with_sampler_thread) {

@@ -148,13 +148,15 @@ Bytes read_bytes(MemStore& s, uint32_t region, uint32_t off, uint32_t len, int* 
 
 // Random reads and writes spanning up to three pages over a 16-page region held in 3 frames, each checked
 // against a byte model; then the store is reopened (the tier starts empty) and all of it compared.
-void model_run(tier::IoKind io, SyncMode sync, uint64_t seed) {
+void model_run(tier::IoKind io, SyncMode sync, uint64_t seed, tier::EvictionKind evict = tier::EvictionKind::kLru) {
   TempDir dir;
   constexpr uint32_t kRegion = 16 * kPage;
   Bytes model(kRegion, 0);
   uint32_t region = 0;
   {
-    auto s = open_store(tiered(dir.path, 3, sync, io));
+    MemStoreOptions o = tiered(dir.path, 3, sync, io);
+    o.evict = evict;
+    auto s = open_store(o);
     region = must_allocate(*s, kRegion);
     Rng rng(seed);
     int waits = 0;
@@ -198,6 +200,10 @@ TEST(tier_store_model_threads_batch) { model_run(tier::IoKind::kThreads, SyncMod
 TEST(tier_store_model_threads_none) { model_run(tier::IoKind::kThreads, SyncMode::kNone, 2); }
 TEST(tier_store_model_uring_batch) { model_run(tier::IoKind::kUring, SyncMode::kBatch, 3); }
 TEST(tier_store_model_uring_none) { model_run(tier::IoKind::kUring, SyncMode::kNone, 4); }
+// Clean-first LRU learns of cleaned pages from the pool (on_clean): by write-backs without sync, by
+// the sync's writes with it.
+TEST(tier_store_model_cflru_none) { model_run(tier::IoKind::kThreads, SyncMode::kNone, 5, tier::EvictionKind::kCflru); }
+TEST(tier_store_model_cflru_batch) { model_run(tier::IoKind::kUring, SyncMode::kBatch, 6, tier::EvictionKind::kCflru); }
 
 TEST(tier_store_bad_options) {
   TempDir dir;

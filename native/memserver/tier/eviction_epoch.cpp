@@ -33,7 +33,8 @@ EpochPolicy::EpochPolicy(uint32_t frames, const EvictionOptions& options, bool s
       period_us_(std::max<uint32_t>(options.epoch_period_us, 1)),
       last_(new std::atomic<uint32_t>[frames]),
       owner_rng_(options.seed),
-      sampler_rng_(options.seed ^ 0xA5A5A5A5DEADBEEFull) {
+      sampler_rng_(options.seed ^ 0xA5A5A5A5DEADBEEFull),
+      depth_(per_pass_) {
   assert(frames >= 1);
   // relaxed: no thread runs yet; the thread's start below synchronises these stores with it.
   for (uint32_t f = 0; f < frames; f++) last_[f].store(0, std::memory_order_relaxed);
@@ -188,13 +189,32 @@ FrameId EpochPolicy::victim(const FrameView& view) {
   return scan_all(view);
 }
 
+void EpochPolicy::tick() {
+  advance_epoch();
+  // Candidates to keep queued: adapted each period to the owner's pace, so the sampler runs once
+  // per period (no wake-up per eviction) and the owner rarely has to sample itself.
+  const size_t max_depth = std::max<size_t>(per_pass_, frames_ / 8);
+  size_t queued;
+  bool drained;
+  {
+    std::lock_guard lock(mu_);
+    queued = queue_.size();
+    drained = drained_;
+    drained_ = false;
+  }
+  // Ran dry within the period: twice as deep; more than half left over: half as deep.
+  if (drained) depth_ = std::min(depth_ * 2, max_depth);
+  else if (queued > depth_ / 2) depth_ = std::max<size_t>(depth_ / 2, per_pass_);
+  while (queued < depth_) {
+    const uint32_t added = refill();
+    if (added == 0) break;  // nothing filled to sample
+    queued += added;
+  }
+}
+
 void EpochPolicy::sampler_loop(std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
   const auto period = std::chrono::microseconds(period_us_);
-  // Candidates to keep queued: adapted each period to the owner's pace, so the thread wakes once
-  // per period (no wake-up per eviction) and the owner rarely has to sample itself.
-  const size_t max_depth = std::max<size_t>(per_pass_, frames_ / 8);
-  size_t depth = per_pass_;
   auto next_tick = Clock::now() + period;
   while (!stop.stop_requested()) {
     {
@@ -202,24 +222,8 @@ void EpochPolicy::sampler_loop(std::stop_token stop) {
       wake_.wait_until(lock, stop, next_tick, [] { return false; });  // sleeps a period, or until stopped
     }
     if (stop.stop_requested()) break;
-    advance_epoch();
     next_tick = Clock::now() + period;
-    size_t queued;
-    bool drained;
-    {
-      std::lock_guard lock(mu_);
-      queued = queue_.size();
-      drained = drained_;
-      drained_ = false;
-    }
-    // Ran dry within the period: twice as deep; more than half left over: half as deep.
-    if (drained) depth = std::min(depth * 2, max_depth);
-    else if (queued > depth / 2) depth = std::max<size_t>(depth / 2, per_pass_);
-    while (queued < depth && !stop.stop_requested()) {
-      const uint32_t added = refill();
-      if (added == 0) break;  // nothing filled to sample
-      queued += added;
-    }
+    tick();
   }
 }
 

@@ -30,8 +30,9 @@ enum class Temperature : uint8_t {
 // last epochs, advances the epoch and fills the candidate queue.
 class EpochPolicy final : public EvictionPolicy {
  public:
-  // start_sampler=false: no thread; the epoch moves only by advance_epoch() and candidates come from
-  // refill() or victim()'s own pass (deterministic, for tests and single-threaded replays).
+  // start_sampler=false: no thread; the epoch moves only by advance_epoch() or tick() and candidates
+  // come from refill(), tick() or victim()'s own pass (deterministic: tests, and the simulator's
+  // replays on a virtual clock, which call tick() once per virtual period).
   EpochPolicy(uint32_t frames, const EvictionOptions& options, bool start_sampler);
   ~EpochPolicy() override = default;  // the sampler (declared last) stops and joins first
   EpochPolicy(const EpochPolicy&) = delete;
@@ -50,6 +51,13 @@ class EpochPolicy final : public EvictionPolicy {
   Temperature temperature(FrameId frame) const;
   // One sampler pass on the calling thread: samples, queues the coldest; returns how many it queued.
   uint32_t refill();
+  // One period of the sampler's work on the calling thread: advances the epoch, adapts the queue
+  // depth to the owner's pace, refills the queue to it. The sampler thread calls it once per
+  // period of wall time; without a sampler, the owner may call it on its own clock (the
+  // simulator's virtual time). Never from two threads at once.
+  void tick();
+  // The queue depth tick() refills to (read it only when no sampler thread runs).
+  size_t queue_depth() const { return depth_; }
   uint32_t sample_size() const { return sample_; }
   uint32_t candidates_per_pass() const { return per_pass_; }
 
@@ -86,6 +94,7 @@ class EpochPolicy final : public EvictionPolicy {
   std::vector<Candidate> queue_;   // filled by passes, emptied by victim()
   bool drained_ = false;           // victim() took the queue since the sampler last looked
   uint64_t sampler_rng_;
+  size_t depth_;                   // tick()'s: candidates to keep queued
   std::jthread sampler_;           // last: stopped and joined before the members it uses go
 };
 

@@ -49,6 +49,12 @@ class EvictionPolicy {
   virtual void on_hit(FrameId frame, bool write) = 0;
   // `frame` no longer holds a page (evicted after victim(), or its region was freed).
   virtual void on_drop(FrameId frame) = 0;
+  // The page in `frame` (filled, not dropped) was dirty and is clean now: its write-back (or a
+  // sync's pwrite) completed. A page becomes dirty only through on_hit(frame, true), except when a
+  // failed sync marks it dirty again without a call: a policy tracking dirtiness re-checks
+  // FrameView::dirty before trusting a frame it believes clean. Policies that ignore dirtiness
+  // ignore this too.
+  virtual void on_clean(FrameId /*frame*/) {}
   // A frame holding a page for which view.evictable() is true, the policy's choice of victim, or
   // kNoFrame when no filled frame is evictable. Does not drop it: the pool calls on_drop once the
   // page has left the frame (after a write-back if it was dirty).

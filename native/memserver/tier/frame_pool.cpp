@@ -53,7 +53,10 @@ void FramePool::empty(FrameId f) {
     if (observer.emptied) observer.emptied(f, memory(f), page_size_);
   }
   if (!fr.file->dropped) fr.file->pages[fr.page] = kNoFrame;
-  set_dirty(f, false);
+  if (fr.dirty) {  // the page is gone, not written: no `cleaned`
+    fr.dirty = false;
+    --dirty_;
+  }
   fr.state = Frame::State::kFree;
   fr.prefetched = false;
   fr.in_sync = false;
@@ -70,6 +73,8 @@ void FramePool::set_dirty(FrameId f, bool dirty) {
   fr.dirty = dirty;
   if (dirty) ++dirty_;
   else --dirty_;
+  const bool filled = fr.state == Frame::State::kResident || fr.state == Frame::State::kWriting;
+  if (!dirty && filled && cleaned) cleaned(f);
 }
 
 }  // namespace pd3::tier

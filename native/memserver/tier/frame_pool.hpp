@@ -72,11 +72,16 @@ class FramePool {
   // `f` no longer holds its page (evicted, a failed read, or a freed region): page table entry
   // cleared unless the region is gone, observer told if it was filled, frame back on the free list.
   void empty(FrameId f);
+  // Sets the dirty bit; a resident page going from dirty to clean (its write-back or a sync's write
+  // completed) is reported to `cleaned`.
   void set_dirty(FrameId f, bool dirty);
 
   uint64_t resident() const { return resident_; }
   uint64_t dirty() const { return dirty_; }
   FrameObserver observer;
+  // Told when a filled frame's page becomes clean; the tier points it at its eviction policy's
+  // on_clean (clean-first LRU keeps its clean frames apart).
+  std::function<void(FrameId)> cleaned;
 
  private:
   FramePool(Mapping memory, uint32_t frames, uint32_t page_size);

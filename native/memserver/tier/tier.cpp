@@ -50,6 +50,7 @@ Tier::Tier(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_p
       eviction_(std::move(eviction)),
       prefetch_(std::move(prefetch)) {
   stats_.frames = pool_->frames();
+  pool_->cleaned = [policy = eviction_.get()](FrameId f) { policy->on_clean(f); };
 }
 
 Tier::~Tier() {
