@@ -1,12 +1,14 @@
 // mrrc.ts — `npm run bench -- mrrc [--quick] [--trace FILE] [--requests N] [--seed N] [--cache-pages N]
 // [--frequent-share X] [--eviction-share X]` (the last two: MRE's section sizes, docs/mrrc.md):
-// the memory registration region cache (native/mrrc, docs/mrrc.md). Runs bench/native/mrrc.cpp: the
+// the memory registration region cache (native/mrrc, docs/mrrc.md). Without --trace it first records
+// the tier simulator's frame fills (bench/native/tier.cpp) as the third trace. Runs bench/native/mrrc.cpp: the
 // cost model T = a·p + b fitted for mlock/munlock on this machine, then the Cello92-like and
 // HTTPD-like traces (and a recorded one with --trace, format in docs/mrrc.md) replayed against no
 // cache, the pin-down LRU cache and MRRC: hit ratios and cost at several cache sizes, and a real
 // mlock replay at one size. Checks the issue's targets and prints one JSON object last.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -66,6 +68,18 @@ if (values.trace !== undefined) {
     process.exit(2);
   }
   args.push('--trace', values.trace);
+} else {
+  // The third trace is recorded, not generated: the frame fills of the tier simulator (lru over
+  // zipfian, bench/native/tier.cpp), the registrations a tiered memory server's frame pool makes.
+  const trace = join(mkdtempSync(join(tmpdir(), 'pd3-bench-mrrc-')), 'tier-registrations.txt');
+  const tier = join(root, 'build', 'pd3_bench_tier');
+  const rec = spawnSync(tier, ['--quick', '--trace-out', trace], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'inherit'] });
+  if (rec.status !== 0) {
+    console.error(`bench mrrc: recording the tier trace failed: ${tier} exited with ${rec.status ?? rec.signal}`);
+    process.exit(1);
+  }
+  console.log(`recorded trace: the tier simulator's frame fills (lru, zipfian, --quick): ${trace}`);
+  args.push('--trace', trace);
 }
 
 const bin = join(root, 'build', 'pd3_bench_mrrc');

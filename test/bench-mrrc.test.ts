@@ -57,9 +57,9 @@ describe('bench mrrc', () => {
     const r = run(['--quick', '--requests', '2000', '--trace', trace]);
     expect(r.status, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!) as Record<string, number>;
-    expect(result.mrrc_hit_file).toBeCloseTo(199 / 200, 6);
-    expect(result.pindown_hit_file).toBeCloseTo(199 / 200, 6);
-    expect(result.nocache_hit_file).toBe(0);
+    expect(result.mrrc_hit_recorded).toBeCloseTo(199 / 200, 6);
+    expect(result.pindown_hit_recorded).toBeCloseTo(199 / 200, 6);
+    expect(result.nocache_hit_recorded).toBe(0);
     // The model's fit is positive per page for mlock, and both headline traces were replayed.
     expect(result.reg_a_us).toBeGreaterThan(0);
     for (const k of ['mrrc_hit_httpd_like', 'pindown_hit_httpd_like', 'mrrc_cost_httpd_like', 'nocache_cost_httpd_like',

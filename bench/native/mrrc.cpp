@@ -349,7 +349,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Named> traces = {{"httpd_like", pd3::bench::httpd_like_trace(o.requests, o.seed), true},
                                {"cello_like", pd3::bench::cello_like_trace(o.requests, o.seed + 1), true}};
-  if (!recorded.empty()) traces.push_back({"file", std::move(recorded), false});
+  if (!recorded.empty()) traces.push_back({"recorded", std::move(recorded), false});
 
   // 3. Replays.
   const MlockPinner probe;
