@@ -606,3 +606,49 @@ TEST(tier_store_frames_register_through_mrrc) {
     CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
   }
 }
+
+// Two connections' frames: the first frame's end takes every listed page into its batch, including
+// one the second frame wrote; the second frame, ending with nothing listed, must still wait for that
+// batch (it is not answered before its write reached the file).
+TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
+  for (const SyncMode sync : {SyncMode::kNone, SyncMode::kBatch}) {
+    TempDir dir;
+    auto slow = std::make_shared<std::atomic<bool>>(false);
+    MemStoreOptions o = tiered(dir.path, 4, sync);
+    o.tier_io_factory = [slow](std::unique_ptr<tier::TierIo>* out) {
+      return tier::make_thread_io(2, [slow](const tier::IoOp& op) {
+        // Relaxed: a switch, flipped by the test between requests.
+        if (op.kind == tier::IoOp::Kind::kWrite && slow->load(std::memory_order_relaxed)) usleep(200'000);
+        return 0;
+      }, out);
+    };
+    auto s = open_store(o);
+    const uint32_t region = must_allocate(*s, 8 * kPage);
+    slow->store(true);
+    tier::Pins pins;
+    Bytes out;
+    pd3::FrameBuilder fb(&out);
+    const Bytes b(16, 5);
+    const TransportRequest w = request(PD3_OP_WRITE, region, 3 * kPage, 16, b.data(), 16);
+    int ready;
+    while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
+    REQUIRE(ready == tier::kReady);
+    s->execute(w, {}, &fb);  // the second connection's write, its frame not ended yet
+    s->release(&pins);
+    uint64_t first = 0, second = 0;
+    REQUIRE(s->begin_sync(&first) == PD3_OK);  // the first connection's frame ends: takes the page
+    CHECK(first != 0);
+    REQUIRE(s->begin_sync(&second) == PD3_OK);  // the second's: nothing listed, the batch in flight
+    CHECK(second != 0);
+    CHECK_EQ(s->sync_status(second), tier::kWait);
+    int status = tier::kWait;
+    for (int i = 0; i < 50 && (status = s->sync_status(second)) == tier::kWait; ++i) wait_io(*s, 100);
+    CHECK_EQ(status, tier::kReady);
+    CHECK_EQ(s->sync_status(first), tier::kReady);
+    CHECK_EQ(s->stats().tier.dirty_pages, 0u);
+    // Nothing in flight and nothing listed: a frame is answered at once.
+    uint64_t third = 1;
+    REQUIRE(s->begin_sync(&third) == PD3_OK);
+    CHECK_EQ(third, 0u);
+  }
+}
