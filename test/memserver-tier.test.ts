@@ -110,6 +110,28 @@ describe('pd3-memserver --dram-budget', () => {
     expect(families.some((f) => f.name.startsWith('pd3_memserver_tier_') && /not yet described/.test(f.help))).toBe(false);
   }, 60_000);
 
+  it('counts and logs once the frame registrations a small --mr-cache refuses', async () => {
+    const dir = tempDir();
+    const lines: string[] = [];
+    const server = await MemServer.start(
+      memServerOptions({ listen: '127.0.0.1:0', token: 't', metrics: 'off', capacity: '16M', dataDir: join(dir, 'data'),
+        dramBudget: 4 * PAGE, pageSize: '4K', mrCache: '4K', sync: 'none' }, {}),
+      new Logger('memserver', 'warn', (line) => lines.push(line)),
+    );
+    cleanup.push(() => server.close());
+    const host = client(server.port);
+    const { region } = await host.allocate(8 * PAGE);
+    for (let page = 0; page < 8; page++) await host.read(region, page * PAGE, 8);
+    // One frame fits the cache; the other three fills of the first four pages are refused, and
+    // refills of frames cycle through both.
+    await waitUntil(() => server.stats().tier_mr_failures >= 3, 2000, 'registration counters published');
+    const s = server.stats();
+    expect(s.tier_mr_pinned_bytes).toBe(PAGE);
+    expect(s.tier_mr_misses + s.tier_mr_hits + s.tier_mr_failures).toBe(8); // one outcome per fill
+    await waitUntil(() => lines.some((l) => l.includes('tier.mr_refused')), 2000, 'refusal logged');
+    expect(lines.filter((l) => l.includes('tier.mr_refused'))).toHaveLength(1);
+  }, 30_000);
+
   it.each(['batch', 'none'])('keeps every acknowledged write across a kill -9 with evicted dirty pages (--sync %s)', async (sync) => {
     const dir = tempDir();
     const data = join(dir, 'data');
