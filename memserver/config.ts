@@ -77,7 +77,7 @@ export const MEMSERVER_SETTINGS = {
     help:
       'with --data-dir: batch = make the writes of each frame durable (msync, or with --dram-budget pwrite + ' +
       'fdatasync) before answering it; none = page cache only (survives a crash of the server, not of the ' +
-      'machine; with --dram-budget, dirty pages are written back only when evicted or at a clean stop)',
+      "machine; with --dram-budget, each frame's written bytes are pwritten to their files before answering it)",
     fallback: 'batch',
   }),
   ...TIER_SETTINGS,
@@ -174,6 +174,7 @@ export interface MemServerSettings {
   evict?: EvictName;
   tierPrefetch?: TierPrefetchName;
   tierIo?: TierIoName;
+  mrCache?: number | string;
   maxFrame?: number | string;
   maxConnections?: number;
   indexInitialKeys?: number;

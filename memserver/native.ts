@@ -41,6 +41,8 @@ export interface NativeMemServerOptions {
   tierPrefetch?: TierPrefetchName;
   /** The tier's I/O backend; absent: io_uring, or threads where the kernel refuses io_uring. */
   tierIo?: TierIoName;
+  /** Bytes of the registration cache of the tier's frames (MRRC); absent: the DRAM budget; 0: none. */
+  mrCache?: number;
   /** Largest frame accepted (default PD3_FRAME_MAX_DEFAULT). */
   maxFrame?: number;
   /** Most client connections at once (default 64). */

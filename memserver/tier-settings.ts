@@ -1,5 +1,5 @@
 // tier-settings.ts — the settings of the memory server's SSD tier (docs/tier.md): --dram-budget,
-// --page-size, --evict, --tier-prefetch, --tier-io, and the checks that span several of them.
+// --page-size, --evict, --tier-prefetch, --tier-io, --mr-cache, and the checks that span several of them.
 import { choice, size } from '../cli/settings.js';
 import { UsageError } from '../cli/usage-error.js';
 
@@ -44,6 +44,13 @@ export const TIER_SETTINGS = {
     help: 'with --dram-budget: how pages move between DRAM and the files (io_uring, or a pool of pread/pwrite threads)',
     fallback: 'uring where the kernel allows it, else threads',
   }),
+  mrCache: size(0, 2 ** 50, {
+    flag: 'mr-cache',
+    help:
+      "with --dram-budget: bytes of the registration cache (MRRC, docs/mrrc.md) the tier's frames are " +
+      'registered through while they hold a page, capped to RLIMIT_MEMLOCK; 0 = frames are not registered',
+    fallback: 'the DRAM budget',
+  }),
 };
 
 /** Checked tier settings: what the native server takes. */
@@ -54,6 +61,8 @@ export interface TierOptions {
   tierPrefetch: TierPrefetchName;
   /** Absent: io_uring, or threads where the kernel refuses io_uring. */
   tierIo?: TierIoName;
+  /** Bytes of the frames' registration cache; absent: the DRAM budget; 0: no registration. */
+  mrCache?: number;
 }
 
 /** The merged tier settings as parsed. */
@@ -63,18 +72,19 @@ export interface TierValues {
   evict?: EvictName | undefined;
   tierPrefetch?: TierPrefetchName | undefined;
   tierIo?: TierIoName | undefined;
+  mrCache?: number | undefined;
 }
 
 /** The tier's options, or undefined without --dram-budget. Throws UsageError for a budget without a
- *  data directory or below one page, a page size that is not a power of two, or tier flags without
- *  a budget. */
+ *  data directory or below one page, a page size that is not a power of two, a registration cache
+ *  below one page (other than 0), or tier flags without a budget. */
 export function tierOptions(v: TierValues, dataDir: string | undefined): TierOptions | undefined {
   const pageSize = v.pageSize ?? DEFAULT_PAGE;
   if ((pageSize & (pageSize - 1)) !== 0) {
     throw new UsageError(`--page-size ${pageSize}: must be a power of two from 4K to 2M`);
   }
   if (v.dramBudget === undefined) {
-    const stray = (['pageSize', 'evict', 'tierPrefetch', 'tierIo'] as const).find((k) => v[k] !== undefined);
+    const stray = (['pageSize', 'evict', 'tierPrefetch', 'tierIo', 'mrCache'] as const).find((k) => v[k] !== undefined);
     if (stray !== undefined) throw new UsageError(`--${TIER_SETTINGS[stray].flag} needs --dram-budget`);
     return undefined;
   }
@@ -89,5 +99,11 @@ export function tierOptions(v: TierValues, dataDir: string | undefined): TierOpt
     tierPrefetch: v.tierPrefetch ?? 'none',
   };
   if (v.tierIo !== undefined) out.tierIo = v.tierIo;
+  if (v.mrCache !== undefined) {
+    if (v.mrCache !== 0 && v.mrCache < pageSize) {
+      throw new UsageError(`--mr-cache ${v.mrCache}: below one page (--page-size ${pageSize}); 0 turns registration off`);
+    }
+    out.mrCache = v.mrCache;
+  }
   return out;
 }

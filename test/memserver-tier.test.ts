@@ -1,6 +1,7 @@
 // pd3-memserver --dram-budget (the SSD tier, docs/tier.md): several clients reading and writing at
 // once through a DRAM budget of a few pages, checked against a model of the bytes; a kill -9 of the
-// server process with evicted dirty pages loses no acknowledged write; the tier's metrics; and every
+// server process with evicted dirty pages loses no acknowledged write (under --sync batch and --sync
+// none alike); the tier's metrics; and every
 // tier flag's bad input is refused with a precise message (exit 2 from the CLI).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -89,11 +90,19 @@ describe('pd3-memserver --dram-budget', () => {
     expect(s.tier_evictions).toBeGreaterThan(0);
     expect(s.tier_hits).toBeGreaterThan(0);
     expect(s.tier_io_errors).toBe(0);
-    expect(s.tier_dirty_pages).toBe(0); // --sync batch writes each frame's pages through
+    expect(s.tier_dirty_pages).toBe(0); // each frame's pages are written through
+    expect(s.tier_writeback_bytes).toBeGreaterThan(0);
+    // The frames register through MRRC (--mr-cache defaults to the budget: all four fit).
+    expect(s.tier_mr_misses).toBeGreaterThan(0);
+    expect(s.tier_mr_hits).toBeGreaterThan(0); // evicted frames were refilled
+    expect(s.tier_mr_failures).toBe(0);
+    expect(s.tier_mr_pinned_bytes).toBeGreaterThan(0);
+    expect(s.tier_mr_pinned_bytes).toBeLessThanOrEqual(4 * PAGE);
     // Every tier stat is a described metric (none falls back to the "not yet described" gauge).
     const families = memServerFamilies(s, [0]);
     for (const name of ['hits_total', 'misses_total', 'evictions_total', 'writebacks_total', 'prefetches_total',
-      'useless_prefetches_total', 'io_errors_total', 'resident_pages', 'dirty_pages', 'frames']) {
+      'useless_prefetches_total', 'io_errors_total', 'resident_pages', 'dirty_pages', 'frames', 'writeback_bytes_total',
+      'mr_hits_total', 'mr_misses_total', 'mr_failures_total', 'mr_pinned_bytes']) {
       const f = families.find((x) => x.name === `pd3_memserver_tier_${name}`);
       expect(f, name).toBeDefined();
       expect(f!.help).not.toMatch(/not yet described/);
@@ -101,13 +110,35 @@ describe('pd3-memserver --dram-budget', () => {
     expect(families.some((f) => f.name.startsWith('pd3_memserver_tier_') && /not yet described/.test(f.help))).toBe(false);
   }, 60_000);
 
-  it('keeps every acknowledged write across a kill -9 with evicted dirty pages', async () => {
+  it('counts and logs once the frame registrations a small --mr-cache refuses', async () => {
+    const dir = tempDir();
+    const lines: string[] = [];
+    const server = await MemServer.start(
+      memServerOptions({ listen: '127.0.0.1:0', token: 't', metrics: 'off', capacity: '16M', dataDir: join(dir, 'data'),
+        dramBudget: 4 * PAGE, pageSize: '4K', mrCache: '4K', sync: 'none' }, {}),
+      new Logger('memserver', 'warn', (line) => lines.push(line)),
+    );
+    cleanup.push(() => server.close());
+    const host = client(server.port);
+    const { region } = await host.allocate(8 * PAGE);
+    for (let page = 0; page < 8; page++) await host.read(region, page * PAGE, 8);
+    // One frame fits the cache; the other three fills of the first four pages are refused, and
+    // refills of frames cycle through both.
+    await waitUntil(() => server.stats().tier_mr_failures >= 3, 2000, 'registration counters published');
+    const s = server.stats();
+    expect(s.tier_mr_pinned_bytes).toBe(PAGE);
+    expect(s.tier_mr_misses + s.tier_mr_hits + s.tier_mr_failures).toBe(8); // one outcome per fill
+    await waitUntil(() => lines.some((l) => l.includes('tier.mr_refused')), 2000, 'refusal logged');
+    expect(lines.filter((l) => l.includes('tier.mr_refused'))).toHaveLength(1);
+  }, 30_000);
+
+  it.each(['batch', 'none'])('keeps every acknowledged write across a kill -9 with evicted dirty pages (--sync %s)', async (sync) => {
     const dir = tempDir();
     const data = join(dir, 'data');
     const start = async () => {
       const port = await freePort();
       const child = spawn(process.execPath, [MEMSERVER_CLI, '--listen', `127.0.0.1:${port}`, '--capacity', '16M',
-        '--metrics', 'off', '--data-dir', data, '--dram-budget', '8K', '--page-size', '4K'], {
+        '--metrics', 'off', '--data-dir', data, '--dram-budget', '8K', '--page-size', '4K', '--sync', sync], {
         stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PD3_TOKEN: 't' },
       });
       let err = '';
@@ -148,6 +179,14 @@ describe('pd3-memserver --dram-budget', () => {
     expect(parse('--dram-budget', '1M', '--tier-prefetch', 'ahead')).toThrow(/tier-prefetch|ahead/);
     expect(parse('--dram-budget', '1M', '--tier-io', 'aio')).toThrow(/tier-io|aio/);
     expect(parse('--evict', 'lru')).toThrow(/--evict needs --dram-budget/);
+    expect(parse('--mr-cache', '1M')).toThrow(/--mr-cache needs --dram-budget/);
+    expect(parse('--dram-budget', '1M', '--mr-cache', 'lots')).toThrow(/mr-cache/);
+    expect(parse('--dram-budget', '1M', '--mr-cache', '-1')).toThrow(/mr-cache/);
+    expect(parse('--dram-budget', '1M', '--mr-cache', '1K')).toThrow(/--mr-cache 1024: below one page \(--page-size 65536\)/);
+    const noMr = parseMemServerCommand(['--data-dir', '/tmp/x', '--dram-budget', '1M', '--mr-cache', '0'], env);
+    expect(noMr.kind === 'run' && noMr.options.tier?.mrCache).toBe(0);
+    const mr = parseMemServerCommand(['--data-dir', '/tmp/x', '--dram-budget', '1M', '--mr-cache', '256K'], env);
+    expect(mr.kind === 'run' && mr.options.tier?.mrCache).toBe(256 * 1024);
     expect(() => parseMemServerCommand(['--dram-budget', '1M'], env)).toThrow(/--dram-budget needs --data-dir/);
     expect(() => memServerOptions({ dataDir: '/tmp/x', dramBudget: '1M', evict: 'mru' as 'lru' }, env)).toThrow(/evict/);
     const ok = parseMemServerCommand(['--data-dir', '/tmp/x', '--dram-budget', '1M', '--evict', 'cflru', '--tier-io', 'threads'], env);
@@ -155,5 +194,8 @@ describe('pd3-memserver --dram-budget', () => {
     const cli = spawnSync(process.execPath, [MEMSERVER_CLI, '--data-dir', '/tmp/x', '--dram-budget', '100'], { env: { ...process.env, ...env } });
     expect(cli.status).toBe(2);
     expect(cli.stderr.toString()).toMatch(/below one page/);
+    const mrCli = spawnSync(process.execPath, [MEMSERVER_CLI, '--data-dir', '/tmp/x', '--dram-budget', '1M', '--mr-cache', 'many'], { env: { ...process.env, ...env } });
+    expect(mrCli.status).toBe(2);
+    expect(mrCli.stderr.toString()).toMatch(/mr-cache/);
   });
 });

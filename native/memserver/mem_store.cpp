@@ -41,6 +41,9 @@ class Store final : public MemStore {
   int io_fd() const override { return tier_ ? tier_->completion_fd() : -1; }
   bool on_io() override { return tier_ && tier_->on_io(); }
   std::vector<std::string> take_io_errors() override { return tier_ ? tier_->take_errors() : std::vector<std::string>{}; }
+  std::vector<std::string> take_tier_notices() override {
+    return tier_ ? tier_->take_notices() : std::vector<std::string>{};
+  }
 
   using MemStore::execute;
   void execute(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) override;
@@ -495,6 +498,7 @@ int open_tier(const MemStoreOptions& options, std::unique_ptr<tier::Tier>* out) 
   t.durable = options.sync == SyncMode::kBatch;
   t.evict = options.evict;
   t.prefetch = options.tier_prefetch;
+  t.mr_cache = options.mr_cache == MemStoreOptions::kMrCacheBudget ? options.dram_budget : options.mr_cache;
   return tier::Tier::open(t, std::move(io), out);
 }
 

@@ -46,6 +46,10 @@ struct MemStoreOptions {
   tier::EvictionKind evict = tier::EvictionKind::kLru;
   tier::PrefetchKind tier_prefetch = tier::PrefetchKind::kNone;
   tier::IoKind tier_io = tier::IoKind::kUring;
+  // Bytes of the registration cache of the tier's frames (MRRC, capped to RLIMIT_MEMLOCK);
+  // kMrCacheBudget: the DRAM budget; 0: frames are not registered.
+  static constexpr uint64_t kMrCacheBudget = UINT64_MAX;
+  uint64_t mr_cache = kMrCacheBudget;
   bool tier_io_fallback = true;  // kUring refused by the kernel: use kThreads (else open fails)
   // Builds the tier's I/O backend instead of tier_io (tests inject faults through it).
   std::function<int(std::unique_ptr<tier::TierIo>*)> tier_io_factory;
@@ -128,6 +132,8 @@ class MemStore {
   virtual bool on_io() { return false; }
   // Log lines of the tier's I/O errors since the last call.
   virtual std::vector<std::string> take_io_errors() { return {}; }
+  // Log lines of refused frame registrations of the SSD tier (logged as warnings).
+  virtual std::vector<std::string> take_tier_notices() { return {}; }
 
   // Frees every region of `tenant` (memory, backing file) and drops their key index entries: the
   // pool's reclamation of a client that died (docs/pool.md). Returns PD3_OK or PD3_E_SYS (a file

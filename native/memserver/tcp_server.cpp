@@ -217,6 +217,8 @@ void TcpServer::resume_parked() {
 void TcpServer::log_io_errors() {
   for (const std::string& line : store_->take_io_errors())
     log_.log(LogLevel::kError, "tier.io_error", "%s", line.c_str());
+  for (const std::string& line : store_->take_tier_notices())
+    log_.log(LogLevel::kWarn, "tier.mr_refused", "%s", line.c_str());
 }
 
 void TcpServer::accept_all() {

@@ -84,7 +84,7 @@ class TcpServer {
   // tenant.reclaimed, store.gave_back; error: tenant.reclaim_failed, store.give_back_failed; warn: conn.refused
   // (bad hello, no hello in time, max_connections), conn.protocol_error,
   // store.record_parser_rejected (at most every 10 s); error: store.sync_failed,
-  // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed, tier.io_error.
+  // accept.failed, conn.out_of_memory, conn.epoll_failed, server.loop_failed, tier.io_error, tier.mr_refused.
   LogQueue& log() { return log_; }
 
  private:

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -103,8 +105,8 @@ TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t
 }
 
 // What a connection does with one record: prepare until ready (waiting for the tier's I/O),
-// execute or answer the error, release, sync.
-Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr) {
+// execute or answer the error, release, sync (which must succeed unless *synced takes its status).
+Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* synced_out = nullptr) {
   tier::Pins pins;
   int ready = tier::kWait;
   for (int i = 0; i < 1000 && (ready = s.prepare(req, {}, &pins)) == tier::kWait; ++i) {
@@ -118,7 +120,8 @@ Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr) {
   else s.fail_request(req, ready, &fb);
   s.release(&pins);
   const int synced = s.sync();
-  REQUIRE(synced == PD3_OK);
+  if (synced_out != nullptr) *synced_out = synced;
+  else REQUIRE(synced == PD3_OK);
   pd3::TransportResponse r;
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
   Reply out;
@@ -184,7 +187,7 @@ void model_run(tier::IoKind io, SyncMode sync, uint64_t seed, tier::EvictionKind
     CHECK(st.tier.misses > 0 && st.tier.evictions > 0 && st.tier.hits > 0);
     CHECK(st.tier.writebacks > 0);
     CHECK(waits > 0);  // reads really waited for the disk
-    if (sync == SyncMode::kBatch) CHECK_EQ(st.tier.dirty_pages, 0u);  // written through at each sync
+    CHECK_EQ(st.tier.dirty_pages, 0u);  // written through at each sync, in both modes
     CHECK_EQ(st.tier.io_errors, 0u);
   }
   auto s = open_store(tiered(dir.path, 2, sync, io));
@@ -284,7 +287,12 @@ TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
   CHECK_EQ(miss.status, PD3_E_NOT_FOUND);
 }
 
-TEST(tier_store_sigkill_keeps_acknowledged_writes) {
+namespace {
+
+// A forked writer acknowledges frames of page writes through the tier (its sync after each), and is
+// SIGKILLed; every acknowledged write must be in the files. Under SyncMode::kNone too: the
+// frame-end write-through puts them in the page cache, which a SIGKILL of the process does not lose.
+void sigkill_run(SyncMode sync) {
   TempDir dir;
   int ack[2];
   REQUIRE(pipe(ack) == 0);
@@ -293,7 +301,7 @@ TEST(tier_store_sigkill_keeps_acknowledged_writes) {
   if (child == 0) {
     close(ack[0]);
     std::unique_ptr<MemStore> s;
-    if (MemStore::open(tiered(dir.path, 2), &s) != PD3_OK) _exit(3);
+    if (MemStore::open(tiered(dir.path, 2, sync), &s) != PD3_OK) _exit(3);
     // Frames of eight page writes, each page a different byte, acknowledged (synced) frame by
     // frame. With 2 frames, six pages of every frame are evicted dirty within it (their write-back
     // must complete before the frame is reused), and the sync then covers them with fdatasync.
@@ -333,7 +341,7 @@ TEST(tier_store_sigkill_keeps_acknowledged_writes) {
   // The last acknowledged write of each page is in the file.
   std::vector<int> expect(64, -1);
   for (uint32_t i = 0; i < n; ++i) expect[(i * 7) % 64] = int(i % 251 + 1);
-  auto s = open_store(tiered(dir.path, 2));
+  auto s = open_store(tiered(dir.path, 2, sync));
   CHECK_EQ(s->stats().tier.resident_pages, 0u);
   const uint32_t region = pd3_region_id(kServer, 1);
   for (uint32_t p = 0; p < 64; ++p) {
@@ -346,11 +354,17 @@ TEST(tier_store_sigkill_keeps_acknowledged_writes) {
   }
 }
 
+}  // namespace
+
+TEST(tier_store_sigkill_keeps_acknowledged_writes_sync_batch) { sigkill_run(SyncMode::kBatch); }
+TEST(tier_store_sigkill_keeps_acknowledged_writes_sync_none) { sigkill_run(SyncMode::kNone); }
+
 namespace {
 
-// Fails reads or writes while the switches are on.
+// Fails reads or writes while the switches are on; counts the writes let through.
 struct Faults {
   std::atomic<bool> reads{false}, writes{false};
+  std::atomic<uint64_t> write_ops{0}, write_bytes{0};
 };
 
 MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, const std::shared_ptr<Faults>& f) {
@@ -360,6 +374,11 @@ MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, c
       // Relaxed: a switch, flipped by the test between requests.
       if (op.kind == tier::IoOp::Kind::kRead && f->reads.load(std::memory_order_relaxed)) return -EIO;
       if (op.kind == tier::IoOp::Kind::kWrite && f->writes.load(std::memory_order_relaxed)) return -ENOSPC;
+      if (op.kind == tier::IoOp::Kind::kWrite) {
+        // Relaxed: counters the test reads after the op's completion was reaped.
+        f->write_ops.fetch_add(1, std::memory_order_relaxed);
+        f->write_bytes.fetch_add(op.len, std::memory_order_relaxed);
+      }
       return 0;
     }, out);
   };
@@ -394,28 +413,80 @@ TEST(tier_store_failed_writeback_keeps_the_page) {
     auto s = open_store(faulty(dir.path, 2, SyncMode::kNone, faults));
     region = must_allocate(*s, 8 * kPage);
     faults->writes = true;
-    REQUIRE(write_bytes(*s, region, 0, Bytes(kPage, 1)) == PD3_OK);
-    REQUIRE(write_bytes(*s, region, kPage, Bytes(kPage, 2)) == PD3_OK);
-    // Both frames hold dirty pages whose write-back fails: a third page cannot come in.
+    // The frame-end write-through fails: the writes are not acknowledged (a connection is closed).
+    int synced = PD3_OK;
+    CHECK_EQ(run(*s, request(PD3_OP_WRITE, region, 0, kPage, Bytes(kPage, 1).data(), kPage), nullptr, &synced).status,
+             PD3_OK);
+    CHECK_EQ(synced, PD3_E_NOSPACE);
+    CHECK_EQ(run(*s, request(PD3_OP_WRITE, region, kPage, kPage, Bytes(kPage, 2).data(), kPage), nullptr, &synced).status,
+             PD3_OK);
+    CHECK_EQ(synced, PD3_E_NOSPACE);
+    // Both frames hold dirty pages whose writes failed: a third page cannot come in.
     int status = 0;
-    read_bytes(*s, region, 2 * kPage, 8, &status);
-    CHECK_EQ(status, PD3_E_NOSPACE);
-    const pd3::MemStoreStats st = s->stats();
+    CHECK_EQ(run(*s, request(PD3_OP_READ, region, 2 * kPage, 8), nullptr, &synced).status, PD3_E_NOSPACE);
+    pd3::MemStoreStats st = s->stats();
     CHECK_EQ(st.tier.dirty_pages, 2u);
     CHECK(st.tier.io_errors >= 2);
     CHECK_EQ(st.tier.writebacks, 0u);
     // The dirty pages still read back.
-    CHECK(read_bytes(*s, region, 0, kPage, &status) == Bytes(kPage, 1));
-    CHECK(read_bytes(*s, region, kPage, kPage, &status) == Bytes(kPage, 2));
+    CHECK(run(*s, request(PD3_OP_READ, region, 0, kPage), nullptr, &synced).data == Bytes(kPage, 1));
+    CHECK(run(*s, request(PD3_OP_READ, region, kPage, kPage), nullptr, &synced).data == Bytes(kPage, 2));
     faults->writes = false;
     usleep(1'100'000);  // past the write-back retry delay
-    CHECK(read_bytes(*s, region, 2 * kPage, 8, &status) == Bytes(8, 0));
+    CHECK(read_bytes(*s, region, 2 * kPage, 8, &status) == Bytes(8, 0));  // its sync succeeds too
     CHECK_EQ(status, PD3_OK);
-    CHECK(s->stats().tier.writebacks >= 1);
+    st = s->stats();
+    CHECK(st.tier.writebacks >= 2);
+    CHECK_EQ(st.tier.dirty_pages, 0u);
   }
   auto s = open_store(tiered(dir.path, 2, SyncMode::kNone));
   CHECK(read_bytes(*s, region, 0, kPage) == Bytes(kPage, 1));
   CHECK(read_bytes(*s, region, kPage, kPage) == Bytes(kPage, 2));
+}
+
+// The frame-end write-through writes the bytes written, not whole pages: one write op through the
+// I/O backend per page, covering the page's dirty range.
+TEST(tier_store_small_write_writes_only_its_bytes) {
+  for (const SyncMode sync : {SyncMode::kNone, SyncMode::kBatch}) {
+    TempDir dir;
+    auto faults = std::make_shared<Faults>();
+    uint32_t region = 0;
+    {
+      auto s = open_store(faulty(dir.path, 4, sync, faults));
+      region = must_allocate(*s, 8 * kPage);
+      const uint64_t bytes0 = s->stats().tier.writeback_bytes, ops0 = faults->write_ops.load();
+      REQUIRE(write_bytes(*s, region, kPage + 100, Bytes(64, 7)) == PD3_OK);
+      CHECK_EQ(s->stats().tier.writeback_bytes - bytes0, 64u);
+      CHECK_EQ(faults->write_ops.load() - ops0, 1u);
+      CHECK_EQ(s->stats().tier.dirty_pages, 0u);
+      // Two writes into one page in one frame: one write op over the range covering both.
+      tier::Pins pins;
+      Bytes out;
+      pd3::FrameBuilder fb(&out);
+      const Bytes a(10, 8), b(10, 9);
+      for (const auto& [off, data] : {std::pair{2 * kPage, &a}, std::pair{2 * kPage + 200, &b}}) {
+        const TransportRequest w = request(PD3_OP_WRITE, region, off, 10, data->data(), 10);
+        int ready;
+        while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
+        REQUIRE(ready == tier::kReady);
+        s->execute(w, {}, &fb);
+        s->release(&pins);
+      }
+      const uint64_t bytes1 = s->stats().tier.writeback_bytes, ops1 = faults->write_ops.load();
+      REQUIRE(s->sync() == PD3_OK);
+      CHECK_EQ(s->stats().tier.writeback_bytes - bytes1, 210u);
+      CHECK_EQ(faults->write_ops.load() - ops1, 1u);
+      CHECK_EQ(faults->write_bytes.load(), s->stats().tier.writeback_bytes);
+    }
+    auto s = open_store(tiered(dir.path, 4, sync));
+    Bytes page1(kPage, 0);
+    std::fill(page1.begin() + 100, page1.begin() + 164, uint8_t(7));
+    CHECK(read_bytes(*s, region, kPage, kPage) == page1);
+    Bytes page2(kPage, 0);
+    std::fill(page2.begin(), page2.begin() + 10, uint8_t(8));
+    std::fill(page2.begin() + 200, page2.begin() + 210, uint8_t(9));
+    CHECK(read_bytes(*s, region, 2 * kPage, kPage) == page2);
+  }
 }
 
 TEST(tier_store_next_n_prefetch_reads_ahead_and_counts_useless_ones) {
@@ -447,4 +518,143 @@ TEST(tier_store_next_n_prefetch_reads_ahead_and_counts_useless_ones) {
   st = s->stats();
   CHECK(st.tier.useless_prefetches > useless);
   CHECK_EQ(st.tier.io_errors, 0u);
+}
+
+namespace {
+
+// VmLck of this process, in KiB (-1 if unreadable).
+long vmlck_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::strncmp(line, "VmLck:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  std::fclose(f);
+  return kib;
+}
+
+}  // namespace
+
+// The frames register through MRRC while they hold a page: with a cache of four frames for a pool
+// of eight, four fills register (misses), four are refused (the cache is full of frames in use),
+// refilling an evicted frame finds it still registered (hits), frames emptied for good are evicted
+// from the cache when other frames need the room, and mlock really pins them (VmLck).
+TEST(tier_store_frames_register_through_mrrc) {
+  TempDir dir;
+  const long lck0 = vmlck_kib();
+  REQUIRE(lck0 >= 0);
+  {
+    MemStoreOptions o = tiered(dir.path, 8, SyncMode::kNone);
+    o.mr_cache = 4 * kPage;
+    auto s = open_store(o);
+    const uint32_t r1 = must_allocate(*s, 16 * kPage);
+    for (uint32_t p = 0; p < 8; ++p) read_bytes(*s, r1, p * kPage, 8);
+    tier::TierStats t = s->stats().tier;
+    CHECK(t.registering);
+    CHECK_EQ(t.mr_misses, 4u);
+    CHECK_EQ(t.mr_failures, 4u);
+    CHECK_EQ(t.mr_hits, 0u);
+    CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
+    CHECK_EQ(vmlck_kib() - lck0, long(4 * kPage / 1024));
+    CHECK(!s->take_tier_notices().empty());  // the first refusal is logged
+    CHECK(s->take_tier_notices().empty());   // once
+    // LRU evicts pages 0..3 (frames 0..3, registered) for pages 8..11: each refill is a hit.
+    for (uint32_t p = 8; p < 12; ++p) read_bytes(*s, r1, p * kPage, 8);
+    t = s->stats().tier;
+    CHECK_EQ(t.mr_hits, 4u);
+    CHECK_EQ(t.mr_misses, 4u);
+    CHECK_EQ(t.mr_failures, 4u);
+  }
+  CHECK_EQ(vmlck_kib(), lck0);  // the store deregistered everything
+  {
+    MemStoreOptions o = tiered(dir.path, 8, SyncMode::kNone);
+    o.mr_cache = 4 * kPage;
+    auto s = open_store(o);
+    const uint32_t r1 = must_allocate(*s, 16 * kPage);
+    for (uint32_t p = 0; p < 8; ++p) read_bytes(*s, r1, p * kPage, 8);  // frames 0..3 registered
+    // Freeing the region empties every frame; the cache keeps the four registered (unused).
+    REQUIRE(run(*s, request(PD3_OP_CONTROL, PD3_CTL_DEALLOCATE, r1, 0)).status == PD3_OK);
+    tier::TierStats t = s->stats().tier;
+    CHECK_EQ(t.resident_pages, 0u);
+    CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
+    CHECK_EQ(t.mr_deregistrations, 0u);
+    // The next pages land in frames 7..4 (the free list's order), never registered: their
+    // registrations evict the cached, unused ones of frames 0..3.
+    const uint32_t r2 = must_allocate(*s, 16 * kPage);
+    for (uint32_t p = 0; p < 4; ++p) read_bytes(*s, r2, p * kPage, 8);
+    t = s->stats().tier;
+    CHECK(t.mr_deregistrations > 0);
+    CHECK_EQ(t.mr_misses, 8u);
+    CHECK_EQ(t.mr_failures, 4u);
+    CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
+    CHECK_EQ(vmlck_kib() - lck0, long(t.mr_pinned_bytes / 1024));
+  }
+  CHECK_EQ(vmlck_kib(), lck0);  // the store deregistered everything
+  // 0 turns registration off; the default is the DRAM budget (every frame registered).
+  MemStoreOptions off = tiered(dir.path, 4, SyncMode::kNone);
+  off.mr_cache = 0;
+  {
+    auto s = open_store(off);
+    const uint32_t r = must_allocate(*s, 8 * kPage);
+    read_bytes(*s, r, 0, 8);
+    CHECK(!s->stats().tier.registering);
+    CHECK_EQ(vmlck_kib(), lck0);
+  }
+  {
+    auto s = open_store(tiered(dir.path, 4, SyncMode::kNone));
+    const uint32_t r = must_allocate(*s, 8 * kPage);
+    for (uint32_t p = 0; p < 6; ++p) read_bytes(*s, r, p * kPage, 8);
+    const tier::TierStats t = s->stats().tier;
+    CHECK_EQ(t.mr_misses, 4u);
+    CHECK_EQ(t.mr_hits, 2u);
+    CHECK_EQ(t.mr_failures, 0u);
+    CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
+  }
+}
+
+// Two connections' frames: the first frame's end takes every listed page into its batch, including
+// one the second frame wrote; the second frame, ending with nothing listed, must still wait for that
+// batch (it is not answered before its write reached the file).
+TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
+  for (const SyncMode sync : {SyncMode::kNone, SyncMode::kBatch}) {
+    TempDir dir;
+    auto slow = std::make_shared<std::atomic<bool>>(false);
+    MemStoreOptions o = tiered(dir.path, 4, sync);
+    o.tier_io_factory = [slow](std::unique_ptr<tier::TierIo>* out) {
+      return tier::make_thread_io(2, [slow](const tier::IoOp& op) {
+        // Relaxed: a switch, flipped by the test between requests.
+        if (op.kind == tier::IoOp::Kind::kWrite && slow->load(std::memory_order_relaxed)) usleep(200'000);
+        return 0;
+      }, out);
+    };
+    auto s = open_store(o);
+    const uint32_t region = must_allocate(*s, 8 * kPage);
+    slow->store(true);
+    tier::Pins pins;
+    Bytes out;
+    pd3::FrameBuilder fb(&out);
+    const Bytes b(16, 5);
+    const TransportRequest w = request(PD3_OP_WRITE, region, 3 * kPage, 16, b.data(), 16);
+    int ready;
+    while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
+    REQUIRE(ready == tier::kReady);
+    s->execute(w, {}, &fb);  // the second connection's write, its frame not ended yet
+    s->release(&pins);
+    uint64_t first = 0, second = 0;
+    REQUIRE(s->begin_sync(&first) == PD3_OK);  // the first connection's frame ends: takes the page
+    CHECK(first != 0);
+    REQUIRE(s->begin_sync(&second) == PD3_OK);  // the second's: nothing listed, the batch in flight
+    CHECK(second != 0);
+    CHECK_EQ(s->sync_status(second), tier::kWait);
+    int status = tier::kWait;
+    for (int i = 0; i < 50 && (status = s->sync_status(second)) == tier::kWait; ++i) wait_io(*s, 100);
+    CHECK_EQ(status, tier::kReady);
+    CHECK_EQ(s->sync_status(first), tier::kReady);
+    CHECK_EQ(s->stats().tier.dirty_pages, 0u);
+    // Nothing in flight and nothing listed: a frame is answered at once.
+    uint64_t third = 1;
+    REQUIRE(s->begin_sync(&third) == PD3_OK);
+    CHECK_EQ(third, 0u);
+  }
 }

@@ -90,6 +90,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     if (!tier_io.empty() && !pd3::tier::parse_io_kind(tier_io, &store_options.tier_io))
       throw Napi::RangeError::New(env, "tierIo must be uring or threads");
     store_options.tier_io_fallback = tier_io.empty();  // only the default falls back
+    if (opt.has("mrCache")) store_options.mr_cache = opt.integer("mrCache", kMaxSafeInteger, 0);
     const std::string record_parser = opt.string("recordParser", false, "builtin");
     if (const int rc = pd3::load_record_parser(record_parser, &store_options.record_parser))
       throw_status(env, rc, "recordParser");
@@ -167,12 +168,17 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
       set("tier_misses", t.misses);
       set("tier_evictions", t.evictions);
       set("tier_writebacks", t.writebacks);
+      set("tier_writeback_bytes", t.writeback_bytes);
       set("tier_prefetches", t.prefetches);
       set("tier_useless_prefetches", t.useless_prefetches);
       set("tier_io_errors", t.io_errors);
       set("tier_resident_pages", t.resident_pages);
       set("tier_dirty_pages", t.dirty_pages);
       set("tier_frames", t.frames);
+      set("tier_mr_hits", t.mr_hits);
+      set("tier_mr_misses", t.mr_misses);
+      set("tier_mr_failures", t.mr_failures);
+      set("tier_mr_pinned_bytes", t.mr_pinned_bytes);
     }
     return o;
   }

@@ -1,6 +1,8 @@
 // frame_pool.cpp — see frame_pool.hpp.
 #include "memserver/tier/frame_pool.hpp"
 
+#include <algorithm>
+
 #include "pd3/status.h"
 
 namespace pd3::tier {
@@ -60,6 +62,7 @@ void FramePool::empty(FrameId f) {
   fr.state = Frame::State::kFree;
   fr.prefetched = false;
   fr.in_sync = false;
+  fr.flush_ticket = 0;
   fr.pins = 0;
   fr.retry_ns = 0;
   fr.file.reset();
@@ -68,13 +71,31 @@ void FramePool::empty(FrameId f) {
 }
 
 void FramePool::set_dirty(FrameId f, bool dirty) {
+  if (dirty) {
+    mark_dirty(f, 0, page_size_);
+    return;
+  }
   Frame& fr = frames_[f];
-  if (fr.dirty == dirty) return;
-  fr.dirty = dirty;
-  if (dirty) ++dirty_;
-  else --dirty_;
+  fr.dirty_lo = fr.dirty_hi = 0;
+  if (!fr.dirty) return;
+  fr.dirty = false;
+  --dirty_;
   const bool filled = fr.state == Frame::State::kResident || fr.state == Frame::State::kWriting;
-  if (!dirty && filled && cleaned) cleaned(f);
+  if (filled && cleaned) cleaned(f);
+}
+
+void FramePool::mark_dirty(FrameId f, uint32_t lo, uint32_t hi) {
+  assert(lo < hi && hi <= page_size_);
+  Frame& fr = frames_[f];
+  if (!fr.dirty) {
+    fr.dirty = true;
+    ++dirty_;
+    fr.dirty_lo = lo;
+    fr.dirty_hi = hi;
+    return;
+  }
+  fr.dirty_lo = std::min(fr.dirty_lo, lo);
+  fr.dirty_hi = std::max(fr.dirty_hi, hi);
 }
 
 }  // namespace pd3::tier

@@ -37,7 +37,10 @@ struct Frame {
   State state = State::kFree;
   bool dirty = false;       // written since last read from or written to the file
   bool prefetched = false;  // brought in by a prefetch and not accessed since
-  bool in_sync = false;     // listed for the next sync (durable mode)
+  bool in_sync = false;     // listed for the next frame-end write-through (Tier::begin_sync)
+  uint32_t dirty_lo = 0;    // [dirty_lo, dirty_hi): the bytes of the page written since it was clean
+  uint32_t dirty_hi = 0;
+  uint64_t flush_ticket = 0;  // the write-through batch waiting for this frame's write in flight (0: none)
   uint32_t pins = 0;        // requests in progress using the page: never evicted while > 0
   uint64_t page = 0;
   uint64_t seq = 0;         // counts the pages the frame has held: a pin names (frame, seq)
@@ -72,9 +75,11 @@ class FramePool {
   // `f` no longer holds its page (evicted, a failed read, or a freed region): page table entry
   // cleared unless the region is gone, observer told if it was filled, frame back on the free list.
   void empty(FrameId f);
-  // Sets the dirty bit; a resident page going from dirty to clean (its write-back or a sync's write
-  // completed) is reported to `cleaned`.
+  // Clean: the dirty range is forgotten, and a resident page going from dirty to clean (its
+  // write-back or a sync's write completed) is reported to `cleaned`. Dirty (whole page): see mark_dirty.
   void set_dirty(FrameId f, bool dirty);
+  // Bytes [lo, hi) of the frame's page were written: dirty, the dirty range widened to cover them.
+  void mark_dirty(FrameId f, uint32_t lo, uint32_t hi);
 
   uint64_t resident() const { return resident_; }
   uint64_t dirty() const { return dirty_; }

@@ -51,6 +51,10 @@ Tier::Tier(const TierOptions& options, std::unique_ptr<TierIo> io, std::unique_p
       prefetch_(std::move(prefetch)) {
   stats_.frames = pool_->frames();
   pool_->cleaned = [policy = eviction_.get()](FrameId f) { policy->on_clean(f); };
+  if (options_.mr_cache > 0) {
+    registrations_ = std::make_unique<FrameRegistrations>(options_.mr_cache);
+    registrations_->attach(*pool_);
+  }
 }
 
 Tier::~Tier() {
@@ -58,8 +62,10 @@ Tier::~Tier() {
   for (FrameId f = 0; f < pool_->frames(); ++f) {
     const Frame& fr = pool_->at(f);
     if (!fr.dirty || fr.file == nullptr || fr.file->dropped) continue;
-    const uint32_t len = page_len(*fr.file, fr.page);
-    if (pwrite(fr.file->fd.get(), pool_->memory(f), len, off_t(fr.page * pool_->page_size())) != ssize_t(len))
+    const uint32_t end = std::min(fr.dirty_hi, page_len(*fr.file, fr.page));
+    const uint32_t len = end - fr.dirty_lo;
+    if (pwrite(fr.file->fd.get(), pool_->memory(f) + fr.dirty_lo, len,
+               off_t(fr.page * pool_->page_size() + fr.dirty_lo)) != ssize_t(len))
       std::fprintf(stderr, "pd3 tier: writing back page %llu of region %#x at close failed: %s\n",
                    (unsigned long long)fr.page, unsigned(fr.file->region), strerror(errno));
   }
@@ -81,6 +87,10 @@ void Tier::error(const char* fmt, ...) {
 }
 
 std::vector<std::string> Tier::take_errors() { return std::exchange(errors_, {}); }
+
+std::vector<std::string> Tier::take_notices() {
+  return registrations_ ? registrations_->take_notices() : std::vector<std::string>{};
+}
 
 void Tier::add_region(uint32_t id, UniqueFd fd, uint64_t bytes) {
   auto file = std::make_shared<RegionFile>();
@@ -274,21 +284,11 @@ int Tier::start_read(const std::shared_ptr<RegionFile>& file, uint64_t page, Fra
 
 void Tier::start_writeback(FrameId f) {
   Frame& fr = pool_->at(f);
-  IoOp op;
-  op.kind = IoOp::Kind::kWrite;
-  op.fd = fr.file->fd.get();
-  op.buf = pool_->memory(f);
-  op.len = page_len(*fr.file, fr.page);
-  op.offset = fr.page * pool_->page_size();
-  op.tag = f;
-  if (io_->submit(op) != PD3_OK) {
+  if (submit_write(f) != PD3_OK) {
     fr.retry_ns = now_ns() + kRetryNs;
     error("write-back of page %llu of region %#x not started: %s", (unsigned long long)fr.page,
           unsigned(fr.file->region), pd3_last_error());
-    return;
   }
-  fr.state = Frame::State::kWriting;
-  ++in_flight_;
 }
 
 bool Tier::on_io() {
@@ -322,18 +322,21 @@ bool Tier::on_io() {
     }
     assert(fr.state == Frame::State::kWriting);
     fr.state = Frame::State::kResident;
+    const uint64_t ticket = std::exchange(fr.flush_ticket, 0);
     if (ok) {
       pool_->set_dirty(f, false);
       ++stats_.writebacks;
+      stats_.writeback_bytes += uint64_t(c.result);
     } else {
       fr.retry_ns = now_ns() + kRetryNs;  // stays dirty and resident: the frame is not reused
-      error("write-back of page %llu of region %#x failed (the page stays in DRAM): %s", (unsigned long long)fr.page,
+      error("write of page %llu of region %#x failed (the page stays in DRAM): %s", (unsigned long long)fr.page,
             unsigned(region), strerror(int(-c.result)));
     }
     if (fr.file->dropped) {
       eviction_->on_drop(f);
       pool_->empty(f);
     }
+    if (ticket != 0) on_flushed(ticket, c.result);
   }
   return !done.empty();
 }
@@ -364,11 +367,13 @@ void Tier::copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t le
     Frame& fr = pool_->at(f);
     assert(f != kNoFrame && fr.pins > 0 && fr.state == Frame::State::kResident);  // acquire(write) waited for it
     std::memcpy(pool_->memory(f) + in, src, n);
-    pool_->set_dirty(f, true);
-    if (options_.durable && !fr.in_sync) {
+    pool_->mark_dirty(f, uint32_t(in), uint32_t(in + n));
+    // Listed in both sync modes: every frame's writes reach the file (page cache) before its
+    // response, so a SIGKILL of the server loses nothing acknowledged.
+    if (!fr.in_sync) {
       fr.in_sync = true;
       to_sync_.emplace_back(f, fr.seq);
-      if (!listed_file) sync_files_.push_back(fr.file);
+      if (options_.durable && !listed_file) sync_files_.push_back(fr.file);
       listed_file = true;
     }
     src += n;
@@ -381,6 +386,15 @@ TierStats Tier::stats() const {
   TierStats s = stats_;
   s.resident_pages = pool_->resident();
   s.dirty_pages = pool_->dirty();
+  if (registrations_) {
+    const FrameRegistrationStats r = registrations_->stats();
+    s.registering = true;
+    s.mr_hits = r.hits;
+    s.mr_misses = r.misses;
+    s.mr_failures = r.failures;
+    s.mr_deregistrations = r.deregistrations;
+    s.mr_pinned_bytes = r.pinned_bytes;
+  }
   return s;
 }
 

@@ -13,6 +13,7 @@
 
 #include "memserver/tier/eviction_policy.hpp"
 #include "memserver/tier/frame_pool.hpp"
+#include "memserver/tier/frame_registrations.hpp"
 #include "memserver/tier/prefetch_policy.hpp"
 #include "memserver/tier/tier_io.hpp"
 
@@ -22,17 +23,21 @@ namespace pd3::tier {
 struct TierOptions {
   uint64_t dram_budget = 0;        // bytes of frames; at least one page
   uint32_t page_size = 64u << 10;  // a power of two in [4 KiB, 2 MiB]
-  bool durable = true;             // sync() writes each frame's pages through (SyncMode::kBatch)
+  bool durable = true;             // sync() also fdatasyncs what it wrote (SyncMode::kBatch)
   EvictionKind evict = EvictionKind::kLru;
   EvictionOptions eviction;
   PrefetchKind prefetch = PrefetchKind::kNone;
   PrefetchOptions prefetching;
+  uint64_t mr_cache = 0;           // bytes of the frames' registration cache (MRRC); 0: frames are not registered
 };
 
 // Counters and gauges of the tier (docs/tier.md, metrics pd3_memserver_tier_*).
 struct TierStats {
   uint64_t hits = 0, misses = 0, evictions = 0, writebacks = 0, prefetches = 0, useless_prefetches = 0,
            io_errors = 0;
+  uint64_t writeback_bytes = 0;  // bytes of pages written to their files (dirty ranges only)
+  bool registering = false;      // frames are registered (TierOptions::mr_cache > 0)
+  uint64_t mr_hits = 0, mr_misses = 0, mr_failures = 0, mr_deregistrations = 0, mr_pinned_bytes = 0;
   uint64_t resident_pages = 0, dirty_pages = 0, frames = 0;
 };
 
@@ -74,18 +79,20 @@ class Tier final : public FrameView {
   void copy_out(uint32_t id, uint64_t offset, uint64_t len, uint8_t* dst) const;
   void copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t len);
 
-  // Durable mode: writes every page written since the last call to its file and fdatasyncs the
-  // files (synchronously). Returns PD3_OK, PD3_E_NOSPACE or PD3_E_SYS; failed pages stay dirty,
-  // resident and listed for the next call.
+  // Writes every page written since the last call to its file (only the bytes written) and, in
+  // durable mode, fdatasyncs the files; waits for it (tests, shutdown). Returns PD3_OK,
+  // PD3_E_NOSPACE or PD3_E_SYS; failed pages stay dirty, resident and listed for the next call.
   [[nodiscard]] int sync();
-  // The same for the event loop, without waiting for the disk: writes the listed pages (pwrite, into
-  // the page cache) and has their files fdatasync-ed through the I/O backend, batched with other
-  // frames' (one fdatasync per file serves every frame waiting on it: group commit). Sets *ticket to
-  // 0 (nothing to wait for) or to the batch to ask sync_status() about. Returns PD3_OK, or
-  // PD3_E_NOSPACE / PD3_E_SYS when a pwrite failed (those pages stay dirty and listed).
+  // The same for the event loop, without waiting for the disk: the dirty range of each listed page
+  // is written through the I/O backend (pwrite, into the page cache) and, in durable mode, its file
+  // is then fdatasync-ed through the backend too, batched with other frames' (one fdatasync per file
+  // serves every frame waiting on it: group commit). Sets *ticket to 0 (nothing to wait for) or to
+  // the batch to ask sync_status() about. With nothing listed, the batches in flight are waited for
+  // all the same (another frame's begin_sync may have taken pages this frame wrote). Returns PD3_OK
+  // or the error of a batch that already failed.
   [[nodiscard]] int begin_sync(uint64_t* ticket);
-  // kReady once the batch of `ticket` is on disk, kWait before, or its error status (its pages are
-  // dirty and listed again).
+  // kReady once the batch of `ticket` is written (and in durable mode on disk), kWait before, or its
+  // error status (its pages are dirty and listed again).
   [[nodiscard]] int sync_status(uint64_t ticket);
 
   // The I/O completions' eventfd, and what reaps them; on_io returns true if any arrived.
@@ -93,6 +100,8 @@ class Tier final : public FrameView {
   bool on_io();
   // Log lines of I/O errors since the last call.
   std::vector<std::string> take_errors();
+  // Log lines of refused frame registrations (the first only).
+  std::vector<std::string> take_notices();
 
   TierStats stats() const;
   uint32_t page_size() const { return pool_->page_size(); }
@@ -120,11 +129,24 @@ class Tier final : public FrameView {
   void prefetch_pages(const std::shared_ptr<RegionFile>& file, const std::vector<uint64_t>& pages);
   uint32_t page_len(const RegionFile& file, uint64_t page) const;
   void error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-  // The pwrite half of a sync: writes the listed dirty pages, appends them to *written.
-  int write_listed(std::vector<std::pair<FrameId, uint64_t>>* written);
-  // Marks pages written by a sync whose fdatasync failed dirty and listed again.
+  // Starts the write of the dirty range of resident frame `f` (kWriting until it completes).
+  [[nodiscard]] int submit_write(FrameId f);
+  // Group commit: pages whose writes joined a batch (for relist), their files, writes outstanding.
+  struct SyncBatch {
+    std::vector<std::shared_ptr<RegionFile>> files;
+    std::vector<std::pair<FrameId, uint64_t>> written;
+    uint32_t writes = 0;
+    int failure = 0;  // first error of its writes or fdatasyncs
+    bool empty() const { return files.empty() && written.empty() && writes == 0 && failure == 0; }
+  };
+  // Starts the writes of the listed pages as part of the gathering batch.
+  void write_listed();
+  // Marks pages of a failed batch dirty and listed again.
   void relist(const std::vector<std::pair<FrameId, uint64_t>>& written);
-  void submit_sync_batch();
+  void promote_batch();     // the gathering batch starts running
+  void start_fdatasyncs();  // the running batch's writes are done: its files' fdatasyncs
+  void finish_batch();
+  void on_flushed(uint64_t ticket, int64_t result);  // a write of batch `ticket` completed
   void on_sync_done(int64_t result);
 
   static constexpr uint64_t kSyncTag = 1ull << 63;  // tags fdatasync ops (frame ids tag reads and write-backs)
@@ -132,25 +154,23 @@ class Tier final : public FrameView {
   TierOptions options_;
   std::unique_ptr<TierIo> io_;
   std::unique_ptr<FramePool> pool_;
+  std::unique_ptr<FrameRegistrations> registrations_;  // after pool_: deregisters before it is unmapped
   std::unique_ptr<EvictionPolicy> eviction_;
   std::unique_ptr<PrefetchPolicy> prefetch_;
   std::unordered_map<uint32_t, std::shared_ptr<RegionFile>> regions_;
   std::unordered_map<uint64_t, int> failed_reads_;  // page key -> status, told to the next acquire
   std::vector<std::pair<FrameId, uint64_t>> to_sync_;  // written since the last sync (frame, seq)
-  std::vector<std::shared_ptr<RegionFile>> sync_files_;  // their files (fdatasync at sync)
+  std::vector<std::shared_ptr<RegionFile>> sync_files_;  // their files (fdatasync at sync, durable only)
   std::vector<std::string> errors_;
   std::vector<uint64_t> candidates_;  // scratch of prefetch_pages
-  uint64_t in_flight_ = 0;  // reads and write-backs (not syncs)
-  // Group commit: files and pages waiting for the next fdatasync batch, and the batch in flight.
-  struct SyncBatch {
-    std::vector<std::shared_ptr<RegionFile>> files;
-    std::vector<std::pair<FrameId, uint64_t>> written;
-  };
+  uint64_t in_flight_ = 0;  // reads and writes (not fdatasyncs)
+  // The batch gathering (ticket sync_next_) and the one running (ticket sync_next_ - 1); one runs
+  // at a time, so batches complete in ticket order.
   SyncBatch sync_waiting_, sync_running_;
+  bool sync_active_ = false;      // sync_running_ is running
   uint64_t sync_next_ = 1;        // the ticket of the batch now gathering
   uint64_t sync_done_ = 0;        // every batch up to this one completed
   uint32_t sync_outstanding_ = 0;  // fdatasyncs of the running batch not completed
-  int sync_failure_ = 0;          // first error of the running batch
   std::vector<std::pair<uint64_t, int>> sync_failed_;  // (ticket, status) of recent failed batches
   TierStats stats_;
 };

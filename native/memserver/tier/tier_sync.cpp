@@ -1,7 +1,8 @@
-// tier_sync.cpp — the SSD tier's durability (Tier's sync members, tier.hpp): the pages written since
-// the last sync go to their files with pwrite, then the files are fdatasync-ed, either at once
-// (sync()) or in group-commit batches through the I/O backend (begin_sync() / sync_status()).
-#include <unistd.h>
+// tier_sync.cpp — the SSD tier's write-through at the end of each frame (Tier's sync members,
+// tier.hpp): the bytes written since the last sync go to their files through the I/O backend (only
+// each page's dirty range), then, in durable mode, the files are fdatasync-ed, in group-commit
+// batches. sync() is the same, waited for.
+#include <poll.h>
 
 #include <algorithm>
 #include <cassert>
@@ -20,131 +21,162 @@ int write_status(int e) { return e == ENOSPC || e == EDQUOT ? PD3_E_NOSPACE : PD
 
 }  // namespace
 
-int Tier::write_listed(std::vector<std::pair<FrameId, uint64_t>>* written) {
-  // A page evicted since its write was written back before its frame was reused, so the
-  // fdatasync of its file covers it too.
-  std::vector<std::pair<FrameId, uint64_t>> pending = std::exchange(to_sync_, {});
-  int rc = PD3_OK;
-  for (const auto& [f, seq] : pending) {
+int Tier::submit_write(FrameId f) {
+  Frame& fr = pool_->at(f);
+  assert(fr.state == Frame::State::kResident && fr.dirty);
+  const uint32_t end = std::min(fr.dirty_hi, page_len(*fr.file, fr.page));
+  assert(fr.dirty_lo < end);  // copy_in never marks bytes past the region's end
+  IoOp op;
+  op.kind = IoOp::Kind::kWrite;
+  op.fd = fr.file->fd.get();
+  op.buf = pool_->memory(f) + fr.dirty_lo;
+  op.len = end - fr.dirty_lo;
+  op.offset = fr.page * pool_->page_size() + fr.dirty_lo;
+  op.tag = f;
+  if (int rc = io_->submit(op); rc != PD3_OK) return rc;
+  fr.state = Frame::State::kWriting;
+  ++in_flight_;
+  return PD3_OK;
+}
+
+void Tier::write_listed() {
+  SyncBatch& batch = sync_waiting_;
+  for (const auto& [f, seq] : std::exchange(to_sync_, {})) {
     Frame& fr = pool_->at(f);
-    if (fr.seq != seq) continue;  // evicted: its write-back completed first
+    if (fr.seq != seq) continue;  // evicted: its write-back completed before the frame was reused
     fr.in_sync = false;
-    if (!fr.dirty) continue;      // written back meanwhile
-    const uint32_t len = page_len(*fr.file, fr.page);
-    // A write-back in flight writes the same bytes (writers wait for it): writing them again here
-    // is harmless and makes this sync independent of it.
-    const ssize_t n = pwrite(fr.file->fd.get(), pool_->memory(f), len, off_t(fr.page * pool_->page_size()));
-    if (n != ssize_t(len)) {
-      const int e = n < 0 ? errno : EIO;
-      if (rc == PD3_OK) rc = fail(write_status(e), "writing page %llu of region %#x: %s", (unsigned long long)fr.page,
-                                  unsigned(fr.file->region), strerror(e));
-      error("writing page %llu of region %#x to its file failed: %s", (unsigned long long)fr.page,
-            unsigned(fr.file->region), strerror(e));
-      fr.in_sync = true;
-      to_sync_.emplace_back(f, seq);
+    if (!fr.dirty) continue;  // written back meanwhile
+    if (fr.state == Frame::State::kWriting) {
+      // An eviction's write-back is in flight and writes these very bytes (writers wait for it):
+      // the batch waits for it instead of writing them again.
+      if (fr.flush_ticket == 0) {
+        fr.flush_ticket = sync_next_;
+        ++batch.writes;
+      }
+      batch.written.emplace_back(f, seq);
       continue;
     }
-    ++stats_.writebacks;
-    pool_->set_dirty(f, false);
-    written->emplace_back(f, seq);
+    if (submit_write(f) != PD3_OK) {
+      if (batch.failure == PD3_OK) batch.failure = PD3_E_NOMEM;
+      error("write of page %llu of region %#x not started: %s", (unsigned long long)fr.page,
+            unsigned(fr.file->region), pd3_last_error());
+      batch.written.emplace_back(f, seq);  // listed again when the batch fails
+      continue;
+    }
+    fr.flush_ticket = sync_next_;
+    ++batch.writes;
+    batch.written.emplace_back(f, seq);
   }
-  std::sort(sync_files_.begin(), sync_files_.end());
-  sync_files_.erase(std::unique(sync_files_.begin(), sync_files_.end()), sync_files_.end());
-  return rc;
+  for (std::shared_ptr<RegionFile>& file : std::exchange(sync_files_, {}))
+    if (!file->dropped) batch.files.push_back(std::move(file));
 }
 
 void Tier::relist(const std::vector<std::pair<FrameId, uint64_t>>& written) {
   for (const auto& [f, seq] : written) {
     Frame& fr = pool_->at(f);
     if (fr.seq != seq) continue;  // evicted since: its write-back wrote it again
-    pool_->set_dirty(f, true);
+    // Written but not known to be on disk: the whole page is written again (its dirty range is
+    // forgotten once a write completes).
+    if (!fr.dirty) pool_->set_dirty(f, true);
     if (!fr.in_sync) {
       fr.in_sync = true;
       to_sync_.emplace_back(f, seq);
+      if (options_.durable) sync_files_.push_back(fr.file);
     }
   }
 }
 
 int Tier::sync() {
-  if (to_sync_.empty() && sync_files_.empty()) return PD3_OK;
-  std::vector<std::pair<FrameId, uint64_t>> written;
-  int rc = write_listed(&written);
-  bool synced = true;
-  for (const std::shared_ptr<RegionFile>& file : sync_files_) {
-    if (file->dropped || fdatasync(file->fd.get()) == 0) continue;
-    const int e = errno;
-    synced = false;
-    if (rc == PD3_OK) rc = fail(write_status(e), "fdatasync of region %#x: %s", unsigned(file->region), strerror(e));
-    error("fdatasync of region %#x failed: %s", unsigned(file->region), strerror(e));
+  uint64_t ticket = 0;
+  if (int rc = begin_sync(&ticket); rc != PD3_OK) return rc;
+  while (ticket != 0) {
+    const int status = sync_status(ticket);
+    if (status != kWait) return status == kReady ? PD3_OK : status;
+    pollfd p{io_->completion_fd(), POLLIN, 0};
+    (void)poll(&p, 1, 1000);  // a timeout only means asking again
+    on_io();
   }
-  if (!synced) {
-    relist(written);  // not known to be on disk
-    return rc;
-  }
-  if (to_sync_.empty()) sync_files_.clear();
-  return rc;
+  return PD3_OK;
 }
 
 int Tier::begin_sync(uint64_t* ticket) {
   *ticket = 0;
-  if (to_sync_.empty() && sync_files_.empty()) return PD3_OK;
-  if (int rc = write_listed(&sync_waiting_.written); rc != PD3_OK) return rc;
-  for (std::shared_ptr<RegionFile>& file : sync_files_)
-    if (!file->dropped) sync_waiting_.files.push_back(std::move(file));
-  sync_files_.clear();
-  if (sync_waiting_.files.empty()) return PD3_OK;
-  *ticket = sync_next_;
-  if (sync_outstanding_ == 0) submit_sync_batch();
-  return PD3_OK;
+  write_listed();
+  if (!sync_waiting_.empty()) {
+    *ticket = sync_next_;
+    if (!sync_active_) promote_batch();
+  } else if (sync_active_) {
+    *ticket = sync_next_ - 1;
+  }
+  if (*ticket == 0 || *ticket > sync_done_) return PD3_OK;
+  // The batch completed within this call (nothing it waited for was in flight).
+  const int status = sync_status(*ticket);
+  *ticket = 0;
+  return status == kReady ? PD3_OK : status;
 }
 
-void Tier::submit_sync_batch() {
-  assert(sync_outstanding_ == 0);
+void Tier::promote_batch() {
+  assert(!sync_active_);
   sync_running_ = std::exchange(sync_waiting_, {});
+  sync_active_ = true;
+  ++sync_next_;
+  if (sync_running_.writes == 0) start_fdatasyncs();
+}
+
+void Tier::start_fdatasyncs() {
   auto& files = sync_running_.files;
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
-  sync_failure_ = PD3_OK;
-  const uint64_t ticket = sync_next_++;
-  for (uint32_t i = 0; i < files.size(); ++i) {
-    IoOp op;
-    op.kind = IoOp::Kind::kSync;
-    op.fd = files[i]->fd.get();
-    op.tag = kSyncTag | ticket;
-    if (io_->submit(op) != PD3_OK) {
-      sync_failure_ = PD3_E_NOMEM;
-      continue;
+  if (sync_running_.failure == PD3_OK && options_.durable) {
+    for (const std::shared_ptr<RegionFile>& file : files) {
+      if (file->dropped) continue;
+      IoOp op;
+      op.kind = IoOp::Kind::kSync;
+      op.fd = file->fd.get();
+      op.tag = kSyncTag | (sync_next_ - 1);
+      if (io_->submit(op) != PD3_OK) {
+        sync_running_.failure = PD3_E_NOMEM;
+        continue;
+      }
+      ++sync_outstanding_;
     }
-    ++sync_outstanding_;
   }
-  if (sync_outstanding_ == 0) {  // nothing could be submitted: the batch ends at once
-    ++sync_outstanding_;
-    on_sync_done(0);
-  }
+  if (sync_outstanding_ == 0) finish_batch();
+}
+
+void Tier::on_flushed(uint64_t ticket, int64_t result) {
+  SyncBatch* batch = ticket == sync_next_ ? &sync_waiting_ : &sync_running_;
+  assert(ticket == sync_next_ || (sync_active_ && ticket == sync_next_ - 1));
+  if (result < 0 && batch->failure == PD3_OK) batch->failure = write_status(int(-result));
+  assert(batch->writes > 0);
+  if (--batch->writes == 0 && batch == &sync_running_) start_fdatasyncs();
 }
 
 void Tier::on_sync_done(int64_t result) {
-  if (result < 0 && sync_failure_ == PD3_OK) {
-    sync_failure_ = write_status(int(-result));
+  if (result < 0) {
+    if (sync_running_.failure == PD3_OK) sync_running_.failure = write_status(int(-result));
     error("fdatasync of a region file failed: %s", strerror(int(-result)));
   }
-  if (--sync_outstanding_ > 0) return;
+  if (--sync_outstanding_ == 0) finish_batch();
+}
+
+void Tier::finish_batch() {
   const uint64_t ticket = sync_next_ - 1;
-  if (sync_failure_ != PD3_OK) {
-    relist(sync_running_.written);
-    for (std::shared_ptr<RegionFile>& file : sync_running_.files) sync_files_.push_back(std::move(file));
-    sync_failed_.emplace_back(ticket, sync_failure_);
+  SyncBatch done = std::exchange(sync_running_, {});
+  sync_active_ = false;
+  if (done.failure != PD3_OK) {
+    relist(done.written);
+    sync_failed_.emplace_back(ticket, done.failure);
     if (sync_failed_.size() > 64) sync_failed_.erase(sync_failed_.begin());  // their frames were told long ago
   }
-  sync_running_ = {};
   sync_done_ = ticket;
-  if (!sync_waiting_.files.empty()) submit_sync_batch();
+  if (!sync_waiting_.empty()) promote_batch();
 }
 
 int Tier::sync_status(uint64_t ticket) {
   if (ticket > sync_done_) return kWait;
   for (const auto& [t, status] : sync_failed_)
-    if (t == ticket) return fail(status, "fdatasync of the frame's files failed (see tier.io_error)");
+    if (t == ticket) return fail(status, "writing the frame's pages to their files failed (see tier.io_error)");
   return kReady;
 }
 
