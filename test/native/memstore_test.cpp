@@ -21,6 +21,7 @@
 #include "memserver/mem_store.hpp"
 #include "pd3/record.h"
 #include "pd3/status.h"
+#include "store_requests.hpp"
 #include "util.hpp"
 
 namespace {
@@ -82,27 +83,8 @@ std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
 
 uint32_t region_id(uint32_t local) { return pd3_region_id(kServer, local); }
 
-// One decoded response record, its bytes copied out of the frame.
-struct Reply {
-  int status = 0;  // negative pd3_status
-  uint32_t size = 0;
-  std::string key;  // PREFETCH only
-  Bytes data;
-};
-
-uint32_t g_next_id = 0;
-
-TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
-                         uint32_t data_len = 0) {
-  TransportRequest r;
-  r.op_id = pd3_op_id(op, ++g_next_id);
-  r.region = region;
-  r.offset = offset;
-  r.size = size;
-  r.data = static_cast<const uint8_t*>(data);
-  r.data_len = data_len;
-  return r;
-}
+using Reply = pd3test::StoreReply;
+using pd3test::request;
 
 // Executes one request; checks that exactly one well-formed response record for it was appended,
 // within the space response_space() reserves for it.
@@ -116,12 +98,7 @@ Reply run(MemStore& s, const TransportRequest& req, const pd3::Tenant& tenant = 
   REQUIRE(r.record_len == buf.size());
   REQUIRE(r.op_id == req.op_id);
   REQUIRE(buf.size() <= pd3::response_space(req));
-  Reply out;
-  out.status = -int(r.status);
-  out.size = r.size;
-  out.key.assign(reinterpret_cast<const char*>(r.key), r.key_len);
-  out.data.assign(r.data, r.data + r.data_len);
-  return out;
+  return pd3test::store_reply(r);
 }
 
 Reply allocate(MemStore& s, uint32_t bytes, const pd3::Tenant& t = {}) {

@@ -23,6 +23,7 @@
 #include "memserver/mem_store.hpp"
 #include "pd3/record.h"
 #include "pd3/status.h"
+#include "store_requests.hpp"
 #include "util.hpp"
 
 namespace {
@@ -84,25 +85,8 @@ void wait_io(MemStore& s, int ms = 1000) {
   s.on_io();
 }
 
-struct Reply {
-  int status = 0;
-  uint32_t size = 0;
-  Bytes data;
-};
-
-uint32_t g_id = 0;
-
-TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
-                         uint32_t data_len = 0) {
-  TransportRequest r;
-  r.op_id = pd3_op_id(op, ++g_id);
-  r.region = region;
-  r.offset = offset;
-  r.size = size;
-  r.data = static_cast<const uint8_t*>(data);
-  r.data_len = data_len;
-  return r;
-}
+using Reply = pd3test::StoreReply;
+using pd3test::request;
 
 // What a connection does with one record: prepare until ready (waiting for the tier's I/O),
 // execute or answer the error, release, sync (which must succeed unless *synced takes its status).
@@ -124,11 +108,7 @@ Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* s
   else REQUIRE(synced == PD3_OK);
   pd3::TransportResponse r;
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
-  Reply out;
-  out.status = -int(r.status);
-  out.size = r.size;
-  out.data.assign(r.data, r.data + r.data_len);
-  return out;
+  return pd3test::store_reply(r);
 }
 
 uint32_t must_allocate(MemStore& s, uint32_t bytes) {

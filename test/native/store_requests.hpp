@@ -1,0 +1,46 @@
+// store_requests.hpp — what the MemStore tests (memstore_test, tier_store_test) build and read:
+// transport request records with fresh op ids, and response records copied out of a frame.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/transport_codec.hpp"
+#include "pd3/transport.h"
+
+namespace pd3test {
+
+// One decoded response record, its bytes copied out of the frame.
+struct StoreReply {
+  int status = 0;  // negative pd3_status
+  uint32_t size = 0;
+  std::string key;  // PREFETCH only
+  std::vector<uint8_t> data;
+};
+
+// A request record with the next op id (ids are unique across the test binary).
+inline pd3::TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size,
+                                     const void* data = nullptr, uint32_t data_len = 0) {
+  static uint32_t next_id = 0;
+  pd3::TransportRequest r;
+  r.op_id = pd3_op_id(op, ++next_id & PD3_ID_MASK);
+  r.region = region;
+  r.offset = offset;
+  r.size = size;
+  r.data = static_cast<const uint8_t*>(data);
+  r.data_len = data_len;
+  return r;
+}
+
+// The reply a decoded response record carries.
+inline StoreReply store_reply(const pd3::TransportResponse& r) {
+  StoreReply out;
+  out.status = -int(r.status);
+  out.size = r.size;
+  out.key.assign(reinterpret_cast<const char*>(r.key), r.key_len);
+  out.data.assign(r.data, r.data + r.data_len);
+  return out;
+}
+
+}  // namespace pd3test
