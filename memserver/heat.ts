@@ -1,6 +1,6 @@
 // heat.ts — a memory server's heat: per-region access rates (READs + WRITEs + PREFETCH hits per
-// second, exponentially decayed) from the native access counters, and the server's load, which the
-// pool's migrator compares across servers (docs/pool.md "Moving hot regions").
+// second, exponentially decayed) from the native access counters, its SSD tier's miss rate, and the
+// server's load, which the pool's migrator compares across servers (docs/pool.md "Moving hot regions").
 import { MAX_HOT_REGIONS, MAX_LOAD, type HotRegion } from '../common/pool-record.js';
 
 /** One region's access count as the native server reports it (NativeMemServer.regionHeat). */
@@ -28,10 +28,15 @@ export interface RegionRate {
  *  move a region, short enough that a region that cooled stops counting within seconds. */
 export const HEAT_HALF_LIFE_MS = 3000;
 
-/** The server's load from its regions' rates: THE definition every record and every comparison
- *  uses. Accesses per second over all regions; a tiered server may add its tier misses here. */
-export function serverLoad(rates: Iterable<number>): number {
-  let total = 0;
+/** What one SSD-tier miss weighs in a server's load, in accesses: a miss is a page read from the
+ *  region's file (about 55 µs on this VM's disk, `bench tier-io`) on top of the access itself (a
+ *  few µs from DRAM), so a server whose tier misses is hotter than its access count says. */
+export const TIER_MISS_WEIGHT = 10;
+
+/** The server's load from its regions' rates and its SSD tier's misses per second (0 without a
+ *  tier): THE definition every record and every comparison uses. */
+export function serverLoad(rates: Iterable<number>, tierMissRate = 0): number {
+  let total = TIER_MISS_WEIGHT * tierMissRate;
   for (const r of rates) total += r;
   return Math.min(total, MAX_LOAD);
 }
@@ -40,16 +45,24 @@ export function serverLoad(rates: Iterable<number>): number {
 export class HeatMeter {
   private readonly regions = new Map<number, { accesses: number; rate: number; last: RegionAccesses }>();
   private lastMs: number | null = null;
+  private tierMisses: number | null = null;  // the tier's miss counter at the last sample
+  private tierMissRate = 0;
 
   constructor(private readonly halfLifeMs = HEAT_HALF_LIFE_MS) {}
 
   /** Folds one sample of every region's counter, taken at `nowMs`, into the rates. A region gone
-   *  from the sample is forgotten; a counter lower than before is a new region under a reused id. */
-  sample(counts: readonly RegionAccesses[], nowMs: number): void {
+   *  from the sample is forgotten; a counter lower than before is a new region under a reused id.
+   *  `tierMisses`: the SSD tier's miss counter (pd3_memserver_tier_misses_total), if it has one. */
+  sample(counts: readonly RegionAccesses[], nowMs: number, tierMisses?: number): void {
     const dtMs = this.lastMs === null ? 0 : Math.max(0, nowMs - this.lastMs);
     this.lastMs = nowMs;
     // Weight of the newest interval in the average: 1 - 2^(-dt / half-life).
     const alpha = dtMs === 0 ? 0 : 1 - 2 ** (-dtMs / this.halfLifeMs);
+    if (tierMisses !== undefined && this.tierMisses !== null && tierMisses >= this.tierMisses && dtMs > 0) {
+      const instant = ((tierMisses - this.tierMisses) * 1000) / dtMs;
+      this.tierMissRate = Math.min(MAX_LOAD, this.tierMissRate + alpha * (instant - this.tierMissRate));
+    }
+    this.tierMisses = tierMisses ?? null;
     const seen = new Set<number>();
     for (const c of counts) {
       seen.add(c.region);
@@ -76,7 +89,10 @@ export class HeatMeter {
   /** The server's load now: serverLoad of the rates of the regions it still serves (a sealed
    *  region's traffic has gone to its copy, though its rate takes seconds to decay). */
   load(): number {
-    return serverLoad([...this.regions.values()].filter((r) => r.last.move !== 'sealed').map((r) => r.rate));
+    return serverLoad(
+      [...this.regions.values()].filter((r) => r.last.move !== 'sealed').map((r) => r.rate),
+      this.tierMissRate,
+    );
   }
 
   /** The hottest regions served as usual, for the membership record (rates rounded to 0.01). */

@@ -30,5 +30,5 @@ export { UsageError } from '../cli/usage-error.js';
 export { tenantCredential } from './credential-command.js';
 export type { TenantUsage, NativeTransportClient, TransportReply } from './native.js';
 export { decideMove, MIN_LOAD_TO_MOVE } from './migrator.js';
-export { HeatMeter, serverLoad, HEAT_HALF_LIFE_MS } from './heat.js';
+export { HeatMeter, serverLoad, HEAT_HALF_LIFE_MS, TIER_MISS_WEIGHT, type RegionAccesses } from './heat.js';
 export { STUCK_MOVE_MS } from './move-janitor.js';

@@ -11,7 +11,7 @@ import { UsageError } from '../dist/cli/usage-error.js';
 import { memberKey, parseMemberRecord, type MemberRecord } from '../dist/common/pool-record.js';
 import { regionNameKey } from '../dist/common/tenant-record.js';
 import { constants, Pd3Host, TenantSession } from '../dist/host/index.js';
-import { decideMove, HeatMeter, MemServer, memServerOptions, parseMemServerCommand, serverLoad, STUCK_MOVE_MS, tenantCredential } from '../dist/memserver/index.js';
+import { decideMove, HeatMeter, MemServer, memServerOptions, parseMemServerCommand, serverLoad, STUCK_MOVE_MS, tenantCredential, TIER_MISS_WEIGHT, type RegionAccesses } from '../dist/memserver/index.js';
 import { encodeRegionNameRecord } from '../dist/common/tenant-record.js';
 import { addon } from '../dist/memserver/native.js';
 import { uniqueName } from './helpers.js';
@@ -88,6 +88,25 @@ describe('heat and the move decision', () => {
     meter.sample([{ region: 0x10002, capacity: 4096, tenant: TENANT, accesses: 900, move: 'sealed' }], 8001);
     expect(meter.load()).toBe(0);
     expect(serverLoad([1, 2, 3.5])).toBe(6.5);
+    expect(serverLoad([1, 2, 3.5], 2)).toBe(6.5 + 2 * TIER_MISS_WEIGHT);
+  });
+
+  it("counts a tiered server's SSD misses in its load", () => {
+    const accesses = (n: number): RegionAccesses[] => [{ region: 0x10001, capacity: 4096, tenant: TENANT, accesses: n, move: 'none' }];
+    const plain = new HeatMeter(1000);
+    const tiered = new HeatMeter(1000);
+    for (let t = 0; t <= 10; t++) {
+      plain.sample(accesses(100 * t), t * 1000);
+      tiered.sample(accesses(100 * t), t * 1000, 30 * t);  // 30 of every 100 accesses missed
+    }
+    // Same accesses; the tiered meter adds 10 per miss per second: ~100 + 300 against ~100.
+    expect(plain.load()).toBeGreaterThan(90);
+    expect(plain.load()).toBeLessThan(101);
+    expect(tiered.load() - plain.load()).toBeGreaterThan(0.9 * 30 * TIER_MISS_WEIGHT);
+    expect(tiered.load() - plain.load()).toBeLessThan(30 * TIER_MISS_WEIGHT + 1);
+    // A counter that went back (a restart) restarts the rate rather than going negative.
+    tiered.sample(accesses(1100), 11_000, 5);
+    expect(tiered.load()).toBeGreaterThan(0);
   });
 
   it('moves the hottest named region of the hottest server to the coldest, only above the ratio', () => {
