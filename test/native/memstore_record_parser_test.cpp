@@ -28,6 +28,7 @@
 #include "parsers/record_keys.hpp"
 #include "pd3/record.h"
 #include "pd3/status.h"
+#include "store_requests.hpp"
 #include "util.hpp"
 
 namespace {
@@ -104,17 +105,9 @@ struct Reply {
   Bytes data;
 };
 
-uint32_t g_id = 0;
-
 Reply run(MemStore& s, uint32_t op, uint32_t region, uint32_t offset, uint32_t size, const void* data = nullptr,
           uint32_t data_len = 0) {
-  TransportRequest req;
-  req.op_id = pd3_op_id(op, ++g_id & PD3_ID_MASK);
-  req.region = region;
-  req.offset = offset;
-  req.size = size;
-  req.data = static_cast<const uint8_t*>(data);
-  req.data_len = data_len;
+  const TransportRequest req = pd3test::request(op, region, offset, size, data, data_len);
   Bytes buf;
   pd3::FrameBuilder fb(&buf);
   s.execute(req, &fb);
