@@ -14,6 +14,7 @@ mrrc::MlockPinner& backend() {
 }
 
 void add(uint64_t& counter, int64_t delta) {
+  if (delta == 0) return;  // a locked add of nothing still takes the line from other writers
   // relaxed: a statistic; handles of several threads add to it, readers only report it.
   aref(counter).fetch_add(uint64_t(delta), std::memory_order_relaxed);
 }
@@ -37,7 +38,7 @@ DirectRegistrations::~DirectRegistrations() {
 
 void DirectRegistrations::publish_locked() {
   const mrrc::Stats now = cache_->stats();
-  add(control_->host_mr_hits, int64_t(now.hits - published_.hits));
+  // Hits are not published here: acquire() counts each one itself, without this lock.
   add(control_->host_mr_misses,
       int64_t(now.misses + now.partial_hits - published_.misses - published_.partial_hits));
   add(control_->host_mr_registrations, int64_t(now.registrations - published_.registrations));
@@ -47,7 +48,12 @@ void DirectRegistrations::publish_locked() {
 
 uint64_t DirectRegistrations::acquire(const void* addr, size_t len) {
   mrrc::Handle h = 0;
-  const mrrc::Result r = cache_->acquire(addr, len, &h);
+  bool hit = false;
+  const mrrc::Result r = cache_->acquire(addr, len, &h, &hit);
+  if (hit) {  // the common case after warm-up: nothing was registered, only the hit to count
+    add(control_->host_mr_hits, 1);
+    return h;
+  }
   std::lock_guard lock(mu_);
   publish_locked();
   if (!r.ok()) {

@@ -41,7 +41,7 @@ class DirectRegistrations {
   std::unique_ptr<mrrc::RegionCache> cache_;
   pd3_control* control_;
   std::mutex mu_;          // orders the counter deltas below
-  mrrc::Stats published_;  // guarded by mu_: what the segment counters already hold of this cache
+  mrrc::Stats published_;  // guarded by mu_: what the segment counters already hold of this cache (hits aside: acquire adds those)
 };
 
 // Counts a registration refused because there is no cache at all (see make()).

@@ -114,48 +114,55 @@ Handle RegionCache::remember_locked(Held held) {
   return h;
 }
 
-Result RegionCache::acquire(uintptr_t addr, size_t len, Handle* out) {
+Result RegionCache::acquire(uintptr_t addr, size_t len, Handle* out, bool* hit) {
   assert(out != nullptr);
+  if (hit != nullptr) *hit = false;
   PageRange want;
   if (!page_range(addr, len, page_, &want)) return {Status::kInvalid};
   if (want.len > capacity_) return {Status::kTooLarge};
   std::lock_guard lock(mu_);
   if (config_.replacement == Replacement::kNoCache) return acquire_uncached_locked(want, out);
 
-  // The cached regions overlapping the request, in address order, and the gaps between them.
-  std::vector<Region*> covering;
-  std::vector<PageRange> gaps;
+  // The cached regions overlapping the request, in address order (they start the handle's list,
+  // so a hit allocates no vector of its own), and the gaps between them (gaps_, reused).
+  Held held;
+  std::vector<Region*>& regions = held.regions;
+  gaps_.clear();
   auto it = regions_.upper_bound(want.addr);
   if (it != regions_.begin() && std::prev(it)->second.range.end() > want.addr) --it;
   uintptr_t cursor = want.addr;
   for (; it != regions_.end() && it->first < want.end(); ++it) {
     Region& r = it->second;
-    if (r.range.addr > cursor) gaps.push_back({cursor, r.range.addr - cursor});
-    covering.push_back(&r);
+    if (r.range.addr > cursor) gaps_.push_back({cursor, r.range.addr - cursor});
+    regions.push_back(&r);
     cursor = r.range.end();
   }
-  if (cursor < want.end()) gaps.push_back({cursor, want.end() - cursor});
+  if (cursor < want.end()) gaps_.push_back({cursor, want.end() - cursor});
+  const size_t covering = regions.size();
   size_t gap_bytes = 0;
-  for (const PageRange& g : gaps) gap_bytes += g.len;
+  for (const PageRange& g : gaps_) gap_bytes += g.len;
 
   // Hold the covering regions first, so making room cannot evict them.
-  for (Region* r : covering) ++r->users;
+  for (Region* r : regions) ++r->users;
   if (gap_bytes > 0 && stats_.pinned_bytes + gap_bytes > capacity_ && !make_room_locked(gap_bytes)) {
-    for (Region* r : covering) --r->users;
+    for (Region* r : regions) --r->users;
     return {Status::kNoSpace};
   }
-  Held held;
-  held.regions = covering;
-  for (const PageRange& g : gaps) {
-    if (Result r = register_gap_locked(g, &held.regions); !r.ok()) {
-      for (Region* reg : held.regions) --reg->users;  // what this call registered stays cached, unused
+  for (const PageRange& g : gaps_) {
+    if (Result r = register_gap_locked(g, &regions); !r.ok()) {
+      for (Region* reg : regions) --reg->users;  // what this call registered stays cached, unused
       return r;
     }
   }
-  for (Region* r : covering) touch_locked(r);
-  if (gaps.empty()) ++stats_.hits;
-  else if (covering.empty()) ++stats_.misses;
-  else ++stats_.partial_hits;
+  for (size_t i = 0; i < covering; ++i) touch_locked(regions[i]);
+  if (gaps_.empty()) {
+    ++stats_.hits;
+    if (hit != nullptr) *hit = true;
+  } else if (covering == 0) {
+    ++stats_.misses;
+  } else {
+    ++stats_.partial_hits;
+  }
   *out = remember_locked(std::move(held));
   return {};
 }

@@ -79,10 +79,11 @@ class RegionCache {
   // kOk; kInvalid (len 0, or the range wraps the address space); kTooLarge (the page-rounded range
   // exceeds the capacity); kNoSpace (regions in use hold the capacity); kPinFailed (the backend
   // refused a gap, errno with it; gaps registered before it stay cached, unused). Nothing is held
-  // unless kOk.
-  Result acquire(uintptr_t addr, size_t len, Handle* out);
-  Result acquire(const void* addr, size_t len, Handle* out) {
-    return acquire(reinterpret_cast<uintptr_t>(addr), len, out);
+  // unless kOk. With `hit`, *hit is set to whether the acquire was a hit (cached regions covered
+  // the whole range: nothing was registered), so a caller can count it without reading stats().
+  Result acquire(uintptr_t addr, size_t len, Handle* out, bool* hit = nullptr);
+  Result acquire(const void* addr, size_t len, Handle* out, bool* hit = nullptr) {
+    return acquire(reinterpret_cast<uintptr_t>(addr), len, out, hit);
   }
 
   // Ends one acquire. The regions stay cached (except under kNoCache). kOk, kUnknownHandle (never
@@ -146,6 +147,7 @@ class RegionCache {
   Handle next_handle_ = 1;                 // guarded by mu_
   double recency_ = 0;                     // guarded by mu_: MRE's system recency value r
   Stats stats_;                            // guarded by mu_
+  std::vector<PageRange> gaps_;            // guarded by mu_: acquire's scratch list of gaps
 };
 
 const char* replacement_name(Replacement r);
