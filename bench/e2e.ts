@@ -155,7 +155,8 @@ async function drawCharts(dir: string, data: E2eResults): Promise<string[]> {
   const layoutName = typeof data.layout?.name === 'string' ? data.layout.name : 'shared';
   const ran = [...new Set(results.map((r) => r.app))];
   const setting = `${spec.records.toLocaleString('en')} records, Loading Zone ${sizeLabel(spec.zoneBytes)}, ` +
-    `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}, layout ${layoutName}`;
+    `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}, layout ${layoutName}` +
+    (spec.memDramBudget !== undefined ? `, memory server tiered: ${spec.memDramBudget} DRAM, --sync ${spec.memSync ?? 'batch'}` : '');
   // Log scales: a mode that did not run, or measured 0 (every request failed), is drawn as no bar.
   const byApp = (field: string, metric: (r: ModeResult) => number): ChartRow[] => ran.flatMap((app) => MODES.map((mode): ChartRow => {
     const r = results.find((x) => x.app === app && x.mode === mode);

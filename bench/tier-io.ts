@@ -1,6 +1,7 @@
 // tier-io.ts — `npm run bench -- tier-io [--quick]`: the SSD tier's two I/O backends side by side
-// with the untiered baseline. One pd3-memserver (on the "other" core, core-layout.ts) holds a
-// region 16× its DRAM budget; a client process drives random 4 KiB reads at a fixed concurrency,
+// with the untiered baseline. One pd3-memserver (on the "other" core in split layout, core-layout.ts)
+// holds a region 16× its DRAM budget; this process, pinned to the host core as the tier bench's
+// client is, drives random 4 KiB reads at a fixed concurrency,
 // so most reads are tier misses. Rows: mapped (no --dram-budget: the kernel's page cache tiers),
 // --tier-io threads, --tier-io uring. The backing files sit on this machine's disk and, after the
 // fill, mostly in its page cache: the figures compare the backends' overheads, not an SSD.
@@ -9,18 +10,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pd3Host } from '../host/index.js';
+import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
 
 const USAGE = `usage: npm run bench -- tier-io [--quick] [--concurrency N]
   --quick          3 s per row (default 10 s)
-  --concurrency N  reads in flight (default 32)`;
+  --concurrency N  reads in flight (default 32)
+${LAYOUT_USAGE}`;
 
-function options(): { quick: boolean; concurrency: number } {
+function options(): { quick: boolean; concurrency: number; layout: CoreLayout } {
   try {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       strict: true,
-      options: { quick: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '32' }, help: { type: 'boolean', default: false } },
+      options: { quick: { type: 'boolean', default: false }, concurrency: { type: 'string', default: '32' }, help: { type: 'boolean', default: false }, ...LAYOUT_OPTIONS },
     });
     if (values.help) {
       console.log(USAGE);
@@ -28,7 +31,8 @@ function options(): { quick: boolean; concurrency: number } {
     }
     const concurrency = Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new Error(`--concurrency: 1..1024, got '${values.concurrency}'`);
-    return { quick: values.quick, concurrency };
+    checkLayoutOptions(values);
+    return { quick: values.quick, concurrency, layout: applyLayoutOptions(values) };
   } catch (e) {
     console.error(`tier-io: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -36,6 +40,7 @@ function options(): { quick: boolean; concurrency: number } {
 }
 
 const opts = options();
+pinThisProcess(opts.layout, 'host');
 const REGION = 64 << 20;
 const BUDGET = '4M';
 const READ = 4096;
@@ -105,4 +110,4 @@ console.log(`tier-io: ${REGION >> 20} MiB region, DRAM budget ${BUDGET} (64 KiB 
 console.log('| mode | kops/s | p50 µs | p99 µs | tier misses | tier hits |');
 console.log('|---|---|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.mode} | ${r.kops.toFixed(1)} | ${r.p50Us.toFixed(0)} | ${r.p99Us.toFixed(0)} | ${r.misses} | ${r.hits} |`);
-console.log(JSON.stringify({ bench: 'tier-io', quick: opts.quick, concurrency: opts.concurrency, rows }));
+console.log(JSON.stringify({ bench: 'tier-io', quick: opts.quick, layout: opts.layout.name, concurrency: opts.concurrency, rows }));

@@ -11,13 +11,13 @@
 // client, pinned to the host core in split layout) through the direct transport at a fixed concurrency: throughput, p99,
 // and the hit ratio from the server's tier metrics over the read phase.
 // Last line: one JSON object (the simulator's fields, then real_<policy>_{kops,p99_us,hit}).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { applyLayoutOptions, cpuList, LAYOUT_OPTIONS, LAYOUT_USAGE, onSide, type CoreLayout } from '../examples/harness/core-layout.js';
+import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, onSide, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
 import { Pd3Host } from '../host/index.js';
 import { Workload } from '../workloads/ycsb.js';
@@ -186,10 +186,7 @@ async function realTier(policy: string, opts: Options): Promise<RealRow> {
 
 const opts = options();
 // The client of part 2 is this process: the data system's side, pinned to the host CPUs in split.
-if (opts.layout.name === 'split') {
-  const pin = spawnSync('taskset', ['-a', '-cp', cpuList(opts.layout.hostCpus), String(process.pid)], { stdio: 'ignore' });
-  if (pin.status !== 0) console.log('note: could not pin the bench process to the host CPUs; the client runs unpinned');
-}
+pinThisProcess(opts.layout, 'host');
 const started = performance.now();
 const result: Record<string, JsonValue> = { bench: 'tier', quick: opts.quick, layout: opts.layout.name };
 Object.assign(result, await simulate(opts));

@@ -128,6 +128,15 @@ export function spawnOnSide(side: Side, file: string, args: readonly string[], o
   return spawn(cmd.file, cmd.args, options);
 }
 
+/** Pins this process (every thread) to `side` of the layout, for a benchmark whose own process is
+ *  one of the parts (e.g. the client); says so, and that it runs unpinned, if taskset fails. */
+export function pinThisProcess(layout: CoreLayout, side: Side, print: (line: string) => void = console.log): void {
+  if (layout.name === 'shared') return;
+  const cpus = side === 'host' ? layout.hostCpus : layout.otherCpus;
+  const pin = spawnSync('taskset', ['-a', '-cp', cpuList(cpus), String(process.pid)], { stdio: 'ignore' });
+  if (pin.status !== 0) print(`note: could not pin the bench process to CPUs ${cpuList(cpus)}; it runs unpinned`);
+}
+
 /** The --layout and --host-cpus options of a benchmark or the demo, for util.parseArgs. */
 export const LAYOUT_OPTIONS = {
   layout: { type: 'string', default: 'split' },

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,13 +18,7 @@
 
 namespace {
 
-long vm_locked_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmLck:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
+using pd3test::vm_locked_kib;
 
 pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes) {
   const std::string name = pd3test::unique_name("mrdirect");

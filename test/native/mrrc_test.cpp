@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "util.hpp"
 #include "mrrc/counting_pinner.hpp"
 #include "mrrc/mlock_pinner.hpp"
 #include "mrrc/region_cache.hpp"
@@ -455,18 +455,7 @@ TEST(mrrc_stress_threads_acquire_release) {
   }
 }
 
-namespace {
-
-// VmLck of this process, in KiB (-1 if unreadable).
-long vm_locked_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmLck:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
-
-}  // namespace
+using pd3test::vm_locked_kib;
 
 TEST(mrrc_mlock_backend_really_pins) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -500,21 +500,7 @@ TEST(tier_store_next_n_prefetch_reads_ahead_and_counts_useless_ones) {
   CHECK_EQ(st.tier.io_errors, 0u);
 }
 
-namespace {
-
-// VmLck of this process, in KiB (-1 if unreadable).
-long vmlck_kib() {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  long kib = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr)
-    if (std::strncmp(line, "VmLck:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
-  std::fclose(f);
-  return kib;
-}
-
-}  // namespace
+using pd3test::vm_locked_kib;
 
 // The frames register through MRRC while they hold a page: with a cache of four frames for a pool
 // of eight, four fills register (misses), four are refused (the cache is full of frames in use),
@@ -522,7 +508,7 @@ long vmlck_kib() {
 // from the cache when other frames need the room, and mlock really pins them (VmLck).
 TEST(tier_store_frames_register_through_mrrc) {
   TempDir dir;
-  const long lck0 = vmlck_kib();
+  const long lck0 = vm_locked_kib();
   REQUIRE(lck0 >= 0);
   {
     MemStoreOptions o = tiered(dir.path, 8, SyncMode::kNone);
@@ -536,7 +522,7 @@ TEST(tier_store_frames_register_through_mrrc) {
     CHECK_EQ(t.mr_failures, 4u);
     CHECK_EQ(t.mr_hits, 0u);
     CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
-    CHECK_EQ(vmlck_kib() - lck0, long(4 * kPage / 1024));
+    CHECK_EQ(vm_locked_kib() - lck0, long(4 * kPage / 1024));
     CHECK(!s->take_tier_notices().empty());  // the first refusal is logged
     CHECK(s->take_tier_notices().empty());   // once
     // LRU evicts pages 0..3 (frames 0..3, registered) for pages 8..11: each refill is a hit.
@@ -546,7 +532,7 @@ TEST(tier_store_frames_register_through_mrrc) {
     CHECK_EQ(t.mr_misses, 4u);
     CHECK_EQ(t.mr_failures, 4u);
   }
-  CHECK_EQ(vmlck_kib(), lck0);  // the store deregistered everything
+  CHECK_EQ(vm_locked_kib(), lck0);  // the store deregistered everything
   {
     MemStoreOptions o = tiered(dir.path, 8, SyncMode::kNone);
     o.mr_cache = 4 * kPage;
@@ -568,9 +554,9 @@ TEST(tier_store_frames_register_through_mrrc) {
     CHECK_EQ(t.mr_misses, 8u);
     CHECK_EQ(t.mr_failures, 4u);
     CHECK_EQ(t.mr_pinned_bytes, 4u * kPage);
-    CHECK_EQ(vmlck_kib() - lck0, long(t.mr_pinned_bytes / 1024));
+    CHECK_EQ(vm_locked_kib() - lck0, long(t.mr_pinned_bytes / 1024));
   }
-  CHECK_EQ(vmlck_kib(), lck0);  // the store deregistered everything
+  CHECK_EQ(vm_locked_kib(), lck0);  // the store deregistered everything
   // 0 turns registration off; the default is the DRAM budget (every frame registered).
   MemStoreOptions off = tiered(dir.path, 4, SyncMode::kNone);
   off.mr_cache = 0;
@@ -579,7 +565,7 @@ TEST(tier_store_frames_register_through_mrrc) {
     const uint32_t r = must_allocate(*s, 8 * kPage);
     read_bytes(*s, r, 0, 8);
     CHECK(!s->stats().tier.registering);
-    CHECK_EQ(vmlck_kib(), lck0);
+    CHECK_EQ(vm_locked_kib(), lck0);
   }
   {
     auto s = open_store(tiered(dir.path, 4, SyncMode::kNone));

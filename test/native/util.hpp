@@ -10,12 +10,25 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/mix64.hpp"
 #include "pd3/host.h"
 
 namespace pd3test {
+
+// VmLck of this process (pages mlock-ed), in KiB; -1 if /proc/self/status cannot be read.
+inline long vm_locked_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::strncmp(line, "VmLck:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  std::fclose(f);
+  return kib;
+}
 
 // Iteration counts are divided by PD3_STRESS_SCALE (default 1); sanitizer runs set it to 10.
 inline uint32_t stress_scale() {
