@@ -261,7 +261,9 @@ void EpochPolicy::tick() {
     drained = drained_;
     drained_ = false;
   }
-  // Ran dry within the period: twice as deep; more than half left over: half as deep.
+  // Ran dry within the period: twice as deep; more than half left over: half as deep, down to one
+  // candidate, not one pass's worth: queued candidates age, and about a fifth of them were used
+  // before their turn when the floor was a pass (bench tier, zipfian); one pass still refills it.
   if (drained) depth_ = std::min(depth_ * 2, max_depth);
   else if (queued > depth_ / 2) depth_ = std::max<size_t>(depth_ / 2, 1);
   while (queued < depth_) {
