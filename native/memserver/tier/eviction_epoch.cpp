@@ -134,9 +134,10 @@ uint32_t EpochPolicy::sample_into(uint64_t* rng, Candidate* slots) const {
   const uint32_t cut = count[lowest] == 0 ? 0 : uint32_t((uint64_t(sample_) * wanted + count[lowest] - 1) / count[lowest]);
   uint32_t n = keep_aged(g, start, 0, std::min(cut, sample_), lo, slots, 0);
   n = keep_aged(g, start, std::min(cut, sample_), sample_, hi, slots, n);
-  if (n >= keep / 2) return n;
-  // Far fewer than estimated: ages follow frame order in this run (frames filled in order, as in
-  // a pool's first minutes). Counted out exactly instead: the first `wanted` of the bucket in the run.
+  if (n > 0 && n >= keep / 2) return n;
+  // Far fewer than estimated (or none): ages follow frame order in this run (frames filled in
+  // order, as in a pool's first minutes). Counted out exactly instead: the first `wanted` of the
+  // bucket in the run.
   n = 0;
   uint32_t wanted_left = wanted;
   for (uint32_t k = 0; k < sample_; k++) {

@@ -1,7 +1,7 @@
 // eviction_epoch.hpp — epoch-approximated LRU (after ScaleStore, SIGMOD'22; docs/tier-policies.md):
-// a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
-// none when it is already current), and a background sampler looks at a few thousand frames (a run
-// from a random start) per pass and queues the oldest quarter as victim candidates. The hit path
+// a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store),
+// and a background sampler looks at a few thousand frames (a run from a random start) per pass and
+// queues the oldest share (a quarter by default) as victim candidates. The hit path
 // takes no lock and moves no list node; victim() pops a candidate whose epoch is still the sampled one.
 #pragma once
 
@@ -95,11 +95,11 @@ class EpochPolicy final : public EvictionPolicy {
   const uint32_t per_pass_;  // candidates a pass queues: the oldest epoch_share of the sample
   const uint64_t period_us_;
   // Per frame: last epoch used, 0 = empty. 32 bits: 16 frames per cache line, so the lines the
-  // sampler reads and the owner writes once per epoch are half as many as with 64.
+  // sampler reads and the owner writes are half as many as with 64.
   std::unique_ptr<std::atomic<uint32_t>[]> last_;
   std::atomic<uint32_t> epoch_{1};
   uint64_t owner_rng_;             // victim()'s own passes
-  std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, coldest at the back
+  std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, newest pass at the back
   std::unique_ptr<Candidate[]> owner_scratch_;    // victim()'s passes write here (sample_ slots)
   std::unique_ptr<Candidate[]> sampler_scratch_;  // refill()'s passes write here (sample_ slots)
 
