@@ -471,6 +471,27 @@ TEST(tier_policy_epoch_pass_counts_out_when_age_follows_frame_order) {
   }
 }
 
+TEST(tier_policy_epoch_pass_wanting_one_frame_still_finds_it) {
+  // One candidate per pass (a share of 1/512) and ages following frame order (frame f has age
+  // f + 1, frame 511 age 1): the run position that should hold the one wanted frame of the oldest
+  // octave (256 .. 511) holds only young frames, so a pass counts it out: frame 255, age 256.
+  const uint32_t frames = 512;
+  EvictionOptions o;
+  o.epoch_sample = frames;
+  o.epoch_share = 1.0 / frames;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  CHECK_EQ(ep.candidates_per_pass(), 1u);
+  std::vector<FrameId> order;
+  for (FrameId f = frames - 1; f-- > 0;) order.push_back(f);  // 510 first (oldest) .. 0
+  order.push_back(frames - 1);
+  const std::vector<uint32_t> used = age_one_frame_per_epoch(ep, order);
+  CHECK_EQ(ep.refill(), 1u);
+  const FrameId v = ep.victim(view);
+  REQUIRE(v != kNoFrame);
+  CHECK(ep.epoch() - used[v] >= 256);
+}
+
 TEST(tier_policy_epoch_share_sets_candidates_per_pass) {
   const uint32_t frames = 4096;
   const struct {
