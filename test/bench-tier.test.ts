@@ -29,6 +29,9 @@ describe('pd3_bench_tier', () => {
     [['--fast'], "unknown option '--fast'"],
     [['--miss-ns', '0'], "--miss-ns needs a positive integer, got '0'"],
     [['--hit-ns'], '--hit-ns needs a value'],
+    [['--epoch-share', '0'], "--epoch-share needs a share in (0, 1], got '0'"],
+    [['--epoch-share', '1.5'], "--epoch-share needs a share in (0, 1], got '1.5'"],
+    [['--epoch-share', 'half'], "--epoch-share needs a share in (0, 1], got 'half'"],
     [['--trace-out', join(dir, 'missing', 'trace.txt'), '--frames', '8', '--accesses', '100'], 'cannot write --trace-out'],
   ])('refuses %j with exit 2', (args, message) => {
     const r = run(args);

@@ -4,7 +4,7 @@
 // frame-pool model, and through Belady's offline optimum on the same trace.
 //
 // Usage: pd3_bench_tier [--quick] [--frames N] [--accesses N] [--page-size B] [--seed S]
-//                       [--epoch-period-us N] [--epoch-sample N] [--trace-out FILE]
+//                       [--epoch-period-us N] [--epoch-sample N] [--epoch-share F] [--trace-out FILE]
 //                       [--hit-ns H] [--miss-ns M]   the virtual clock (below)
 //                       [--workload NAME] [--policy NAME]   (diagnostics: one workload / policy)
 //                       [--repeat N]   zipfian replays per policy (default 3); its CPU per access and
@@ -82,6 +82,7 @@ struct Settings {
   uint64_t seed = 1;
   uint32_t epoch_period_us = 1000;
   uint32_t epoch_sample = 2048;
+  double epoch_share = 0.25;  // the share of a pass's sample epoch queues (EvictionOptions::epoch_share)
   uint64_t hit_ns = 1000;     // virtual time a hit takes
   uint64_t miss_ns = 50'000;  // virtual time a miss takes (a page read)
   std::string trace_out;
@@ -108,6 +109,18 @@ uint64_t parse_count(const char* flag, const char* text) {
   return v;
 }
 
+// A share in (0, 1], e.g. 0.25.
+double parse_share(const char* flag, const char* text) {
+  if (text == nullptr) usage_error("%s needs a value", flag);
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v > 0 && v <= 1)) {
+    const std::string what = std::string(flag) + " needs a share in (0, 1], got '" + text + "'";
+    usage_error("%s", what.c_str());
+  }
+  return v;
+}
+
 Settings parse(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; i++) {
@@ -126,7 +139,8 @@ Settings parse(int argc, char** argv) {
     else if (a == "--repeat") s.repeat = uint32_t(std::min<uint64_t>(parse_count("--repeat", v), 99));
     else if (a == "--seed") s.seed = parse_count("--seed", v);
     else if (a == "--epoch-period-us") s.epoch_period_us = uint32_t(parse_count("--epoch-period-us", v));
-    else if (a == "--epoch-sample") s.epoch_sample = uint32_t(parse_count("--epoch-sample", v));
+    else if (a == "--epoch-sample") s.epoch_sample = uint32_t(std::min<uint64_t>(parse_count("--epoch-sample", v), 1u << 26));
+    else if (a == "--epoch-share") s.epoch_share = parse_share("--epoch-share", v);
     else if (a == "--hit-ns") s.hit_ns = parse_count("--hit-ns", v);
     else if (a == "--miss-ns") s.miss_ns = parse_count("--miss-ns", v);
     else if (a == "--workload" || a == "--policy") {
@@ -203,6 +217,7 @@ Result replay(const Trace& t, EvictionKind kind, const Settings& s, FILE* regist
   o.seed = s.seed;
   o.epoch_period_us = s.epoch_period_us;
   o.epoch_sample = s.epoch_sample;
+  o.epoch_share = s.epoch_share;
   PoolView view(s.frames);
   std::vector<FrameId> frame_of(t.pages, kNoFrame);
   std::vector<uint32_t> page_in(s.frames, 0);
@@ -417,16 +432,18 @@ int main(int argc, char** argv) {
   const Settings s = parse(argc, argv);
   const EvictionKind kinds[] = {EvictionKind::kLru, EvictionKind::kFifo, EvictionKind::kRandom, EvictionKind::kCflru, EvictionKind::kEpoch};
   using pd3::ycsb::Distribution;
-  std::printf("tier simulator: %u frames (%llu-byte pages), data set 4x, %llu accesses per workload, epoch period %u us, sample %u\n",
-              s.frames, (unsigned long long)s.page_size, (unsigned long long)s.accesses, s.epoch_period_us, s.epoch_sample);
+  std::printf("tier simulator: %u frames (%llu-byte pages), data set 4x, %llu accesses per workload, epoch period %u us, sample %u, share %g\n",
+              s.frames, (unsigned long long)s.page_size, (unsigned long long)s.accesses, s.epoch_period_us, s.epoch_sample, s.epoch_share);
   std::printf("virtual clock: a hit %llu ns, a miss %llu ns; 'unpaced': no clock, epoch's sampler thread on wall time\n",
               (unsigned long long)s.hit_ns, (unsigned long long)s.miss_ns);
   std::printf("%-11s %-7s %8s %11s %12s %9s %12s %12s %12s\n", "workload", "policy", "hit", "writebacks", "cpu ns/acc", "virtual s",
               "Macc/s", "unpaced hit", "unpaced cpu");
   std::string json = "{\"frames\":" + std::to_string(s.frames) + ",\"accesses\":" + std::to_string(s.accesses) +
                      ",\"cpu_clock\":\"virtual\",\"hit_ns\":" + std::to_string(s.hit_ns) + ",\"miss_ns\":" + std::to_string(s.miss_ns) +
-                     ",\"epoch_period_us\":" + std::to_string(s.epoch_period_us);
+                     ",\"epoch_period_us\":" + std::to_string(s.epoch_period_us) + ",\"epoch_sample\":" + std::to_string(s.epoch_sample);
   char buf[256];
+  std::snprintf(buf, sizeof buf, ",\"epoch_share\":%g", s.epoch_share);
+  json += buf;
   auto add = [&](const std::string& key, double v) {
     std::snprintf(buf, sizeof buf, ",\"%s\":%.6g", key.c_str(), v);
     json += buf;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <list>
 #include <random>
 #include <set>
@@ -407,6 +408,132 @@ TEST(tier_policy_epoch_tick_is_the_samplers_period_on_the_callers_clock) {
   for (FrameId f = 0; f < frames; f++) ep.on_hit(f, false);
   const FrameId v = ep.victim(view);
   CHECK(v != kNoFrame && ep.temperature(v) == Temperature::kHot);
+}
+
+// A pool of `frames` frames, each hit in its own epoch in `order` (order[e] is hit in epoch e + 2),
+// so frame order[e] ends with age frames - e. Returns the epoch each frame was last used in.
+static std::vector<uint32_t> age_one_frame_per_epoch(EpochPolicy& ep, const std::vector<FrameId>& order) {
+  std::vector<uint32_t> used(order.size());
+  for (FrameId f = 0; f < order.size(); f++) ep.on_fill(f);
+  for (const FrameId f : order) {
+    ep.advance_epoch();
+    ep.on_hit(f, false);
+    used[f] = ep.epoch();
+  }
+  ep.advance_epoch();
+  return used;
+}
+
+TEST(tier_policy_epoch_ranks_ages_far_beyond_sixteen_epochs) {
+  // Ages 1 .. 1024, one frame each, frames shuffled: a pass of the whole pool queues about the
+  // oldest quarter (256), and every frame it queues lies in the octave of ages 512 .. 1024 — not
+  // any frame 15 or more epochs old, as single-epoch classes capped at 15 ranked them.
+  const uint32_t frames = 1024;
+  EvictionOptions o;
+  o.epoch_sample = frames;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  std::vector<FrameId> order(frames);
+  for (FrameId f = 0; f < frames; f++) order[f] = f;
+  std::shuffle(order.begin(), order.end(), std::mt19937(3));
+  const std::vector<uint32_t> used = age_one_frame_per_epoch(ep, order);
+  const uint32_t g = ep.epoch();
+  const uint32_t queued = ep.refill();
+  CHECK(queued >= 256 / 2 && queued <= 2 * 256);
+  for (uint32_t i = 0; i < queued; i++) {
+    const FrameId v = ep.victim(view);
+    REQUIRE(v != kNoFrame);
+    CHECK(g - used[v] >= 512);
+    ep.on_drop(v);
+  }
+}
+
+TEST(tier_policy_epoch_pass_counts_out_when_age_follows_frame_order) {
+  // Frame f used in epoch f + 2 (a pool filled and used in frame order): the youngest chosen
+  // octave lies at the end of the run, where a cut by run position finds none of it; the pass
+  // counts them out instead and still queues the oldest quarter's worth, all of them old.
+  const uint32_t frames = 1024;
+  EvictionOptions o;
+  o.epoch_sample = frames;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  std::vector<FrameId> order(frames);
+  for (FrameId f = 0; f < frames; f++) order[f] = frames - 1 - f;  // frame 1023 oldest
+  const std::vector<uint32_t> used = age_one_frame_per_epoch(ep, order);
+  const uint32_t g = ep.epoch();
+  const uint32_t queued = ep.refill();
+  CHECK(queued >= 256 / 2 && queued <= 2 * 256);  // by position alone: 2 (frames 511 and 1023)
+  for (uint32_t i = 0; i < queued; i++) {
+    const FrameId v = ep.victim(view);
+    REQUIRE(v != kNoFrame);
+    CHECK(g - used[v] >= 512);
+    ep.on_drop(v);
+  }
+}
+
+TEST(tier_policy_epoch_pass_wanting_one_frame_still_finds_it) {
+  // One candidate per pass (a share of 1/512) and ages following frame order (frame f has age
+  // f + 1, frame 511 age 1): the run position that should hold the one wanted frame of the oldest
+  // octave (256 .. 511) holds only young frames, so a pass counts it out: frame 255, age 256.
+  const uint32_t frames = 512;
+  EvictionOptions o;
+  o.epoch_sample = frames;
+  o.epoch_share = 1.0 / frames;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  CHECK_EQ(ep.candidates_per_pass(), 1u);
+  std::vector<FrameId> order;
+  for (FrameId f = frames - 1; f-- > 0;) order.push_back(f);  // 510 first (oldest) .. 0
+  order.push_back(frames - 1);
+  const std::vector<uint32_t> used = age_one_frame_per_epoch(ep, order);
+  CHECK_EQ(ep.refill(), 1u);
+  const FrameId v = ep.victim(view);
+  REQUIRE(v != kNoFrame);
+  CHECK(ep.epoch() - used[v] >= 256);
+}
+
+TEST(tier_policy_epoch_share_sets_candidates_per_pass) {
+  const uint32_t frames = 4096;
+  const struct {
+    double share;
+    uint32_t per_pass;
+  } cases[] = {{0.25, 512}, {0.5, 1024}, {1.0, 2048}, {0.125, 256}, {1e-9, 1}, {0.0, 1}, {-1.0, 1}, {7.0, 2048}, {std::nan(""), 1}};
+  for (const auto& c : cases) {
+    EvictionOptions o;
+    o.epoch_sample = 2048;
+    o.epoch_share = c.share;
+    EpochPolicy ep(frames, o, false);
+    CHECK_EQ(ep.candidates_per_pass(), c.per_pass);
+  }
+  // The sample is capped at the pool, and the share applies to what is sampled.
+  EvictionOptions o;
+  o.epoch_sample = 2048;
+  o.epoch_share = 0.5;
+  EpochPolicy small(100, o, false);
+  CHECK_EQ(small.sample_size(), 100u);
+  CHECK_EQ(small.candidates_per_pass(), 50u);
+}
+
+TEST(tier_policy_epoch_share_half_queues_half_of_a_cold_sample) {
+  // Half the frames cold, half warm, interleaved; share 1/2: the pass queues exactly the cold ones.
+  const uint32_t frames = 512;
+  EvictionOptions o;
+  o.epoch_sample = frames;
+  o.epoch_share = 0.5;
+  EpochPolicy ep(frames, o, false);
+  TestView view(frames);
+  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
+  ep.advance_epoch();
+  ep.advance_epoch();
+  ep.advance_epoch();
+  for (FrameId f = 0; f < frames; f += 2) ep.on_hit(f, false);
+  CHECK_EQ(ep.refill(), frames / 2);
+  for (uint32_t i = 0; i < frames / 2; i++) {
+    const FrameId v = ep.victim(view);
+    REQUIRE(v != kNoFrame);
+    CHECK(v % 2 == 1);
+    ep.on_drop(v);
+  }
 }
 
 TEST(tier_policy_epoch_stress_with_sampler_thread) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cassert>
 #include <chrono>
 
@@ -17,6 +18,13 @@ uint64_t splitmix(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
+// The candidates a pass of `sample` frames queues: `share` of them (a share outside (0, 1] is
+// clamped to it), at least one.
+uint32_t queued_per_pass(uint32_t sample, double share) {
+  const double s = share > 0 ? std::min(share, 1.0) : 0;  // NaN -> 0
+  return std::clamp<uint32_t>(uint32_t(double(sample) * s), 1, sample);
+}
+
 }  // namespace
 
 uint32_t EpochPolicy::age(uint32_t g, uint32_t last) {
@@ -24,15 +32,19 @@ uint32_t EpochPolicy::age(uint32_t g, uint32_t last) {
   return int32_t(d) < 0 ? 0 : d;
 }
 
-uint32_t EpochPolicy::age_bucket(uint32_t g, uint32_t last) { return std::min(age(g, last), kAgeBuckets - 1); }
+uint32_t EpochPolicy::age_bucket(uint32_t g, uint32_t last) {
+  return std::min<uint32_t>(uint32_t(std::bit_width(age(g, last))), kAgeBuckets - 1);
+}
 
 EpochPolicy::EpochPolicy(uint32_t frames, const EvictionOptions& options, bool start_sampler)
     : frames_(frames),
       sample_(std::min(std::max<uint32_t>(options.epoch_sample, 1), frames)),
-      per_pass_(std::max<uint32_t>(1, std::min(std::max<uint32_t>(options.epoch_sample, 1), frames) / 4)),
+      per_pass_(queued_per_pass(sample_, options.epoch_share)),
       period_us_(std::max<uint32_t>(options.epoch_period_us, 1)),
       last_(new std::atomic<uint32_t>[frames]),
       owner_rng_(options.seed),
+      owner_scratch_(new Candidate[sample_]),
+      sampler_scratch_(new Candidate[sample_]),
       sampler_rng_(options.seed ^ 0xA5A5A5A5DEADBEEFull),
       depth_(per_pass_) {
   assert(frames >= 1);
@@ -62,10 +74,12 @@ void EpochPolicy::on_fill(FrameId frame) {
 
 void EpochPolicy::on_hit(FrameId frame, bool /*write*/) {
   assert(frame < frames_);
-  const uint32_t now = epoch();
-  // relaxed, both: as on_fill. Storing only when the epoch moved keeps the line clean (shared with
-  // the sampler's cache) for the many hits within one epoch.
-  if (last_[frame].load(std::memory_order_relaxed) != now) last_[frame].store(now, std::memory_order_relaxed);
+  // relaxed, both: as on_fill. Stored on every hit: at a server's pace an epoch spans about a
+  // hundred accesses, so "store only when the epoch moved" stored on most hits anyway and its
+  // branch was mispredicted on about one hit in three (callgrind, bench tier's zipfian replay).
+  // A store of the value the line already holds costs the sampler nothing more: its cached copy
+  // is invalidated at the first store after its read either way.
+  last_[frame].store(epoch(), std::memory_order_relaxed);
 }
 
 void EpochPolicy::on_drop(FrameId frame) {
@@ -82,54 +96,99 @@ Temperature EpochPolicy::temperature(FrameId frame) const {
   return a == 0 ? Temperature::kHot : a == 1 ? Temperature::kWarm : Temperature::kCold;
 }
 
-void EpochPolicy::sample_into(uint64_t* rng, std::vector<Candidate>* seen_buffer, std::vector<Candidate>* out) const {
-  // Frames are ranked by age = g - last epoch, in kAgeBuckets classes (the oldest one open-ended):
-  // a counting sort, O(sample), where a comparison sort made each pass cost more than the
-  // evictions it serves.
+uint32_t EpochPolicy::sample_into(uint64_t* rng, Candidate* slots) const {
+  // Frames are ranked by age = g - last epoch, in kAgeBuckets octaves (the oldest one open-ended).
+  // A histogram of part of the run finds the age above which the oldest per_pass_ frames lie; one
+  // read of the whole run then keeps the frames past it, branch-free, in run order. (A counting
+  // sort of the whole run, read twice and placed by bucket, cost ~50 instructions per frame and
+  // a mispredicted branch on most; the order it gave the queue did not change the hit ratio.)
   const uint32_t g = epoch();
-  std::array<uint32_t, kAgeBuckets> count{};
-  std::vector<Candidate>& seen = *seen_buffer;
-  seen.clear();
   // The sample is sample_ consecutive frames from a random start (wrapping): which frame a page
   // lands in has nothing to do with its age, so a random run is as fair as scattered picks, and
   // reading it in order costs a few cache lines instead of one miss per frame.
   const FrameId start = sample_ == frames_ ? 0 : FrameId(splitmix(rng) % frames_);
-  for (uint32_t i = 0; i < sample_; i++) {
-    const FrameId f = start + i < frames_ ? start + i : start + i - frames_;
-    // relaxed: as on_fill.
-    const uint32_t last = last_[f].load(std::memory_order_relaxed);
-    if (last == 0) continue;
-    seen.push_back({f, last});
-    count[age_bucket(g, last)]++;
-  }
+  std::array<uint32_t, kAgeBuckets> count = histogram(g, start, std::max<uint32_t>(1, sample_ / kHistogramFrames));
   // The oldest buckets that hold per_pass_ frames; hot frames (bucket 0) only if nothing is older.
   uint32_t taken = 0, lowest = kAgeBuckets;
   while (lowest > 1 && taken < per_pass_) taken += count[--lowest];
   if (taken == 0) {
-    lowest = 0;
-    taken = count[0];
+    // Nothing older than hot in the part counted: count every frame before taking hot ones, so
+    // that a few old frames the stride stepped over are not passed over for hot ones.
+    count = histogram(g, start, 1);
+    lowest = kAgeBuckets;
+    while (lowest > 1 && taken < per_pass_) taken += count[--lowest];
+    if (taken == 0) {
+      lowest = 0;
+      taken = count[0];
+    }
   }
-  // Place the chosen frames youngest first, so the oldest end up at the back, where victim() pops;
-  // the youngest chosen bucket is cut to fill exactly per_pass_ (or all of it when short).
+  // Every frame of an older bucket is kept, and `wanted` of the youngest chosen one (by the
+  // histogram's estimate), which holds ages lo .. hi - 1.
   const uint32_t keep = std::min(taken, per_pass_);
-  const uint32_t cut = count[lowest] - (taken - keep);
-  std::array<uint32_t, kAgeBuckets> at{};
-  uint32_t pos = uint32_t(out->size());
-  for (uint32_t b = lowest; b < kAgeBuckets; b++) {
-    at[b] = pos;
-    pos += b == lowest ? cut : count[b];
+  const uint32_t wanted = count[lowest] - (taken - keep);
+  const uint32_t lo = lowest == 0 ? 0 : 1u << (lowest - 1);
+  const uint32_t hi = lowest == kAgeBuckets - 1 ? kAgeLimit : 1u << lowest;
+  // Where a frame lies in the run says nothing of its age, so the youngest chosen bucket's frames
+  // are spread evenly over the run: those in its first `cut` positions are about `wanted`. Each
+  // part is then one comparison per frame (age at least lo, then at least hi), no count to carry.
+  const uint32_t cut = count[lowest] == 0 ? 0 : uint32_t((uint64_t(sample_) * wanted + count[lowest] - 1) / count[lowest]);
+  uint32_t n = keep_aged(g, start, 0, std::min(cut, sample_), lo, slots, 0);
+  n = keep_aged(g, start, std::min(cut, sample_), sample_, hi, slots, n);
+  if (n > 0 && n >= keep / 2) return n;
+  // Far fewer than estimated (or none): ages follow frame order in this run (frames filled in
+  // order, as in a pool's first minutes). Counted out exactly instead: the first `wanted` of the
+  // bucket in the run.
+  n = 0;
+  uint32_t wanted_left = wanted;
+  for (uint32_t k = 0; k < sample_; k++) {
+    const FrameId f = start + k < frames_ ? start + k : start + k - frames_;
+    // relaxed: as on_fill.
+    const uint32_t last = last_[f].load(std::memory_order_relaxed);
+    const uint32_t d = g - last;
+    if (last == 0) continue;
+    const bool older = d - hi < kAgeLimit - hi;
+    const bool boundary = !older && d - lo < hi - lo && wanted_left != 0;
+    wanted_left -= uint32_t(boundary);
+    if (older || boundary) slots[n++] = {f, last};
   }
-  out->resize(pos);
-  uint32_t placed_lowest = 0;
-  for (const Candidate& c : seen) {
-    const uint32_t b = age_bucket(g, c.epoch);
-    if (b < lowest || (b == lowest && placed_lowest++ >= cut)) continue;
-    (*out)[at[b]++] = c;
+  return n;
+}
+
+uint32_t EpochPolicy::keep_aged(uint32_t g, FrameId start, uint32_t from, uint32_t to, uint32_t min_age, Candidate* slots,
+                                uint32_t n) const {
+  const uint32_t span = kAgeLimit - min_age;  // ages min_age .. 2^31 - 1: d - min_age below span
+  while (from < to) {
+    // The run positions from .. to as frames, up to the end of the pool at a time (the run wraps).
+    const FrameId begin = start + from < frames_ ? start + from : start + from - frames_;
+    const FrameId end = begin + std::min(to - from, frames_ - begin);
+    for (FrameId f = begin; f < end; f++) {
+      // relaxed: as on_fill.
+      const uint32_t last = last_[f].load(std::memory_order_relaxed);
+      slots[n] = {f, last};  // written always, kept when old enough: no branch to mispredict
+      n += uint32_t((last != 0) & (g - last - min_age < span));
+    }
+    from += end - begin;
   }
+  return n;
+}
+
+std::array<uint32_t, EpochPolicy::kAgeBuckets> EpochPolicy::histogram(uint32_t g, FrameId start, uint32_t stride) const {
+  // Four tables used in turn: neighbouring frames mostly share a bucket, and with one table each
+  // increment would wait for the store of the one before. Slot kAgeBuckets: empty frames.
+  std::array<std::array<uint32_t, kAgeBuckets + 1>, 4> tables{};
+  uint32_t i = 0;
+  for (uint32_t k = 0; k < sample_; k += stride, i++) {
+    const FrameId f = start + k < frames_ ? start + k : start + k - frames_;
+    // relaxed: as on_fill.
+    const uint32_t last = last_[f].load(std::memory_order_relaxed);
+    tables[i & 3][last == 0 ? kAgeBuckets : age_bucket(g, last)]++;
+  }
+  std::array<uint32_t, kAgeBuckets> count{};
+  for (uint32_t b = 0; b < kAgeBuckets; b++) count[b] = (tables[0][b] + tables[1][b] + tables[2][b] + tables[3][b]) * stride;
+  return count;
 }
 
 uint32_t EpochPolicy::refill() {
-  std::vector<Candidate> fresh;
   uint64_t rng;
   {
     std::lock_guard lock(mu_);
@@ -137,11 +196,11 @@ uint32_t EpochPolicy::refill() {
     sampler_rng_ = splitmix(&rng);
   }
   // refill() runs on the sampler thread, or on a test's thread with no sampler: never two at once.
-  sample_into(&rng, &sampler_seen_, &fresh);
+  const uint32_t n = sample_into(&rng, sampler_scratch_.get());
   std::lock_guard lock(mu_);
   // On top of the older ones: the newest pass saw the newest epochs.
-  queue_.insert(queue_.end(), fresh.begin(), fresh.end());
-  return uint32_t(fresh.size());
+  queue_.insert(queue_.end(), sampler_scratch_.get(), sampler_scratch_.get() + n);
+  return n;
 }
 
 FrameId EpochPolicy::pop_valid(const FrameView& view) {
@@ -182,7 +241,8 @@ FrameId EpochPolicy::victim(const FrameView& view) {
   f = pop_valid(view);
   if (f != kNoFrame) return f;
   // The sampler is behind (or absent): one pass here, as it would have made.
-  sample_into(&owner_rng_, &owner_seen_, &taken_);
+  const uint32_t n = sample_into(&owner_rng_, owner_scratch_.get());
+  taken_.assign(owner_scratch_.get(), owner_scratch_.get() + n);
   f = pop_valid(view);
   if (f != kNoFrame) return f;
   // The sample held nothing evictable (most frames pinned, or the pool nearly empty).
@@ -202,9 +262,11 @@ void EpochPolicy::tick() {
     drained = drained_;
     drained_ = false;
   }
-  // Ran dry within the period: twice as deep; more than half left over: half as deep.
+  // Ran dry within the period: twice as deep; more than half left over: half as deep, down to one
+  // candidate, not one pass's worth: queued candidates age, and about a fifth of them were used
+  // before their turn when the floor was a pass (bench tier, zipfian); one pass still refills it.
   if (drained) depth_ = std::min(depth_ * 2, max_depth);
-  else if (queued > depth_ / 2) depth_ = std::max<size_t>(depth_ / 2, per_pass_);
+  else if (queued > depth_ / 2) depth_ = std::max<size_t>(depth_ / 2, 1);
   while (queued < depth_) {
     const uint32_t added = refill();
     if (added == 0) break;  // nothing filled to sample

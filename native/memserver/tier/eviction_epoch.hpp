@@ -1,10 +1,11 @@
 // eviction_epoch.hpp — epoch-approximated LRU (after ScaleStore, SIGMOD'22; docs/tier-policies.md):
-// a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store,
-// none when it is already current), and a background sampler looks at a few thousand frames (a run
-// from a random start) per pass and queues the oldest quarter as victim candidates. The hit path
+// a global epoch advances with time, a hit stores it in the frame's last epoch (one relaxed store),
+// and a background sampler looks at a few thousand frames (a run from a random start) per pass and
+// queues the oldest share (a quarter by default) as victim candidates. The hit path
 // takes no lock and moves no list node; victim() pops a candidate whose epoch is still the sampled one.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -67,27 +68,40 @@ class EpochPolicy final : public EvictionPolicy {
     FrameId frame;
     uint32_t epoch;
   };
-  static constexpr uint32_t kAgeBuckets = 16;  // ages 0 (hot), 1 (warm), 2 .. 14, 15 and older
+  // Age classes by octave: 0 (hot), 1 (warm), then b holds ages 2^(b-1) .. 2^b - 1, and the last
+  // one 2^14 epochs and older. Octaves, not single epochs: at a server's pace a frame stays in the
+  // pool hundreds to thousands of epochs, which single-epoch classes lumped into one.
+  static constexpr uint32_t kAgeBuckets = 16;
+  // An age is g - last modulo 2^32, below 2^31; from 2^31 up the owner stored an epoch newer than
+  // the g a pass read: a hot frame.
+  static constexpr uint32_t kAgeLimit = 1u << 31;
+  static constexpr uint32_t kHistogramFrames = 256;  // about how many frames of a pass the age histogram reads
   // Epochs from `last` to `g` (0 when `last` is not older: a stale read of g).
   static uint32_t age(uint32_t g, uint32_t last);
   static uint32_t age_bucket(uint32_t g, uint32_t last);
-  void sample_into(uint64_t* rng, std::vector<Candidate>* seen, std::vector<Candidate>* out) const;
+  // One pass: writes the candidates it queues to slots[0 .. n), room for sample_; returns n.
+  uint32_t sample_into(uint64_t* rng, Candidate* slots) const;
+  // Appends to slots[n ..] the filled frames of run positions from .. to (the run of sample_
+  // frames from `start`) whose age is at least min_age; returns the new count.
+  uint32_t keep_aged(uint32_t g, FrameId start, uint32_t from, uint32_t to, uint32_t min_age, Candidate* slots, uint32_t n) const;
+  // Frames per age bucket in the sample run from `start`, every stride-th one counted stride times.
+  std::array<uint32_t, kAgeBuckets> histogram(uint32_t g, FrameId start, uint32_t stride) const;
   FrameId pop_valid(const FrameView& view);
   FrameId scan_all(const FrameView& view) const;
   void sampler_loop(std::stop_token stop);
 
   const uint32_t frames_;
   const uint32_t sample_;    // frames per pass (all of them when the pool is smaller)
-  const uint32_t per_pass_;  // candidates a pass queues: the oldest quarter of the sample
+  const uint32_t per_pass_;  // candidates a pass queues: the oldest epoch_share of the sample
   const uint64_t period_us_;
   // Per frame: last epoch used, 0 = empty. 32 bits: 16 frames per cache line, so the lines the
-  // sampler reads and the owner writes once per epoch are half as many as with 64.
+  // sampler reads and the owner writes are half as many as with 64.
   std::unique_ptr<std::atomic<uint32_t>[]> last_;
   std::atomic<uint32_t> epoch_{1};
   uint64_t owner_rng_;             // victim()'s own passes
-  std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, coldest at the back
-  std::vector<Candidate> owner_seen_;    // owner's passes: the sample read
-  std::vector<Candidate> sampler_seen_;  // refill()'s passes: the sample read
+  std::vector<Candidate> taken_;   // owner's: candidates moved out of queue_, newest pass at the back
+  std::unique_ptr<Candidate[]> owner_scratch_;    // victim()'s passes write here (sample_ slots)
+  std::unique_ptr<Candidate[]> sampler_scratch_;  // refill()'s passes write here (sample_ slots)
 
   std::mutex mu_;                  // guards queue_, drained_, sampler_rng_
   std::condition_variable_any wake_;  // only to wake the sampler early when it must stop

@@ -34,6 +34,7 @@ struct EvictionOptions {
   uint64_t seed = 1;                  // random: victim choice; epoch: sampling
   double cflru_window = 0.25;         // cflru: the share of the LRU end searched for a clean page
   uint32_t epoch_sample = 2048;       // epoch: frames the background sampler looks at per pass (1,024-4,096)
+  double epoch_share = 0.25;          // epoch: the share of each pass's sample it queues (the oldest)
   uint32_t epoch_period_us = 1000;    // epoch: how often the global epoch advances
 };
 
