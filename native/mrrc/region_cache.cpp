@@ -81,7 +81,7 @@ RegionCache::~RegionCache() {
     std::lock_guard lock(state_);
     for (auto& [start, r] : regions_) all.push_back(r.range);
     for (const Slot& s : slots_)
-      if (s.live && s.held.own.len != 0) all.push_back(s.held.own);
+      if (s.live() && s.held.own.len != 0) all.push_back(s.held.own);
   }
   if (!all.empty()) (void)backend_.unpin(all);  // nothing to report to in a destructor
 }
@@ -99,17 +99,18 @@ uint32_t RegionCache::take_slot_locked() {
 }
 
 void RegionCache::put_slot_locked(uint32_t index) {
+  // `more` is only cleared when it was used; `own` is only ever set under kNoCache, whose release
+  // clears it.
   Slot& slot = slots_[index];
+  if (slot.held.count > kInlineRegions) slot.held.more.clear();  // capacity kept for reuse
   slot.held.count = 0;
-  slot.held.more.clear();  // capacity kept for the slot's next many-region handle
-  slot.held.own = {};
   slot.next_free = free_slot_;
   free_slot_ = index;
 }
 
 Handle RegionCache::hand_out_locked(uint32_t index) {
   Slot& slot = slots_[index];
-  slot.live = true;
+  ++slot.generation;  // odd: handed out
   ++stats_.handles;
   return (Handle(slot.generation) << 32) | index;
 }
@@ -128,13 +129,12 @@ RegionCache::Slot* RegionCache::find_locked(Handle handle) {
   const uint64_t index = handle & 0xffffffffu;
   if (index >= slots_.size()) return nullptr;
   Slot& slot = slots_[index];
-  if (!slot.live || slot.generation != uint32_t(handle >> 32)) return nullptr;
+  if (!slot.live() || slot.generation != uint32_t(handle >> 32)) return nullptr;
   return &slot;
 }
 
 uint64_t RegionCache::retire_locked(Slot* slot, uint32_t index) {
-  slot->live = false;
-  if (++slot->generation == 0) slot->generation = 1;  // after 2^32 reuses of one slot: still never 0
+  ++slot->generation;  // even: free (wrapping after 2^31 reuses of one slot is still even, never 0 live)
   put_slot_locked(index);
   return --stats_.handles;
 }
@@ -150,6 +150,7 @@ Result RegionCache::release(Handle handle, Tally* tally) {
       Slot* slot = find_locked(handle);
       if (slot == nullptr) return {Status::kUnknownHandle};
       own = slot->held.own;
+      slot->held.own = {};
       (void)retire_locked(slot, index);
       ++stats_.deregistrations;
       ++stats_.dereg_batches;

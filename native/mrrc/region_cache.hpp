@@ -144,13 +144,14 @@ class RegionCache {
     }
     Region* at(size_t i) const { return i < kInlineRegions ? first[i] : more[i - kInlineRegions]; }
   };
-  // One entry of the handle slab: a handle is generation << 32 | index; the generation moves on at
-  // every release, so a stale or repeated release finds a different one (kUnknownHandle).
+  // One entry of the handle slab: a handle is generation << 32 | index. The generation moves on
+  // when the slot is handed out (to odd) and when it is released (to even), so a stale or repeated
+  // release finds a different one (kUnknownHandle); odd also says "held" without a flag to store.
   struct Slot {
-    uint32_t generation = 1;  // never 0, so no handle is 0
-    bool live = false;
-    uint32_t next_free = 0;   // the free list's link while !live
+    uint32_t generation = 0;  // odd while handed out, so no handle is 0
+    uint32_t next_free = 0;   // the free list's link while free (even)
     Held held;
+    bool live() const { return (generation & 1) != 0; }
   };
   // Regions a policy took out of the cache, to unpin once the state lock is dropped.
   struct Evicted {
