@@ -2,7 +2,8 @@
 // T = a·p + b fitted for mlock and munlock on this machine, then the Cello92-like and HTTPD-like
 // traces (and a recorded one with --trace FILE) replayed against no cache, the pin-down LRU cache and
 // MRRC at several cache sizes: hit ratios and total registration cost by the model for every size,
-// and real mlock/munlock time through the mlock backend for one size. Last line: one JSON object.
+// and real mlock/munlock time through the mlock backend for one size. Also the hit path's cost (ns per
+// acquire + release of a cached range) beside a mutex-guarded std::map. Last line: one JSON object.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -281,6 +283,106 @@ Outcome replay_mlock(const std::vector<TraceRequest>& trace, Replacement rep, si
   return o;
 }
 
+// ---- the hit path -----------------------------------------------------------------------------------
+
+// What a hit costs its caller, once every buffer is registered (direct mode after warm-up): ns per
+// acquire + release pair on one thread, cycling over kHitPages cached one-page regions (so the
+// lookup is not of a one-entry map and the recency list moves), through the mlock backend (nothing
+// is pinned inside the loop). Beside it, a baseline a reader can judge: the same pairs through a
+// std::mutex-guarded std::map lookup (lock, find the covering entry, count a user, unlock; lock,
+// uncount, unlock), the least a locked range cache does.
+constexpr size_t kHitPages = 64;
+
+// Medians and minimums over kHitRuns timed runs (the minimum: the cost with the least interference
+// from other load on the machine).
+struct HitPath {
+  double cache_ns = 0, cache_min_ns = 0;
+  double map_ns = 0, map_min_ns = 0;
+};
+constexpr int kHitRuns = 21;
+
+// One user-counted entry of the baseline map.
+struct MapEntry {
+  size_t len;
+  uint32_t users;
+};
+
+// ns per pair of each of kHitRuns runs of `pairs` pairs.
+template <class Pair>
+std::vector<double> ns_per_pair(uint64_t pairs, Pair&& pair) {
+  std::vector<double> runs;
+  for (int rep = 0; rep < kHitRuns; ++rep) {
+    const auto t0 = Clock::now();
+    for (uint64_t i = 0; i < pairs; ++i) pair(i);
+    runs.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / double(pairs));
+  }
+  return runs;
+}
+
+HitPath measure_hit_path(bool quick) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  auto* mem = static_cast<uint8_t*>(mmap(nullptr, kHitPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (mem == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
+  const uint64_t pairs = quick ? 100'000 : 400'000;  // per run
+  auto addr_of = [&](uint64_t i) { return mem + (i * 7 % kHitPages) * page + (i % 32) * 64; };  // 64-byte slots
+  HitPath out;
+  {
+    MlockPinner pinner;
+    Config c;
+    c.capacity_bytes = 2 * kHitPages * page;
+    std::unique_ptr<RegionCache> cache;
+    if (!RegionCache::create(c, pinner, &cache).ok()) {
+      std::fprintf(stderr, "pd3_bench_mrrc: cannot make a cache of %zu pages (RLIMIT_MEMLOCK?)\n", 2 * kHitPages);
+      std::exit(1);
+    }
+    for (size_t p = 0; p < kHitPages; ++p) {  // warm-up: one region per page
+      Handle h = 0;
+      if (!cache->acquire(mem + p * page, page, &h).ok()) {
+        std::fprintf(stderr, "pd3_bench_mrrc: warm-up acquire failed (RLIMIT_MEMLOCK?)\n");
+        std::exit(1);
+      }
+      (void)cache->release(h);
+    }
+    const uint64_t hits_before = cache->stats().hits;
+    const std::vector<double> runs = ns_per_pair(pairs, [&](uint64_t i) {
+      Handle h = 0;
+      if (!cache->acquire(addr_of(i), 64, &h).ok()) std::abort();
+      (void)cache->release(h);
+    });
+    out.cache_ns = median(runs);
+    out.cache_min_ns = *std::min_element(runs.begin(), runs.end());
+    if (cache->stats().hits - hits_before != kHitRuns * pairs) {
+      std::fprintf(stderr, "pd3_bench_mrrc: the hit path loop missed the cache\n");
+      std::exit(1);
+    }
+  }
+  {
+    std::mutex mu;
+    std::map<uintptr_t, MapEntry> map;
+    for (size_t p = 0; p < kHitPages; ++p) map.emplace(reinterpret_cast<uintptr_t>(mem + p * page), MapEntry{page, 0});
+    const std::vector<double> runs = ns_per_pair(pairs, [&](uint64_t i) {
+      const uintptr_t a = reinterpret_cast<uintptr_t>(addr_of(i));
+      MapEntry* e = nullptr;
+      {
+        std::lock_guard lock(mu);
+        auto it = map.upper_bound(a);
+        if (it == map.begin() || std::prev(it)->first + std::prev(it)->second.len < a + 64) std::abort();
+        e = &std::prev(it)->second;
+        ++e->users;
+      }
+      std::lock_guard lock(mu);
+      --e->users;
+    });
+    out.map_ns = median(runs);
+    out.map_min_ns = *std::min_element(runs.begin(), runs.end());
+  }
+  munmap(mem, kHitPages * page);
+  return out;
+}
+
 std::string key(const char* what, Replacement rep, const std::string& trace) {
   const char* name = rep == Replacement::kMre ? "mrrc" : rep == Replacement::kLru ? "pindown" : "nocache";
   return std::string(name) + "_" + what + "_" + trace;
@@ -340,7 +442,19 @@ int main(int argc, char** argv) {
   json["dereg_mean_a_us"] = fits.dereg_mean.a;
   json["dereg_mean_b_us"] = fits.dereg_mean.b;
 
-  // 2. The traces.
+  // 2. The hit path: what a registration already cached costs its caller.
+  const HitPath hit_path = measure_hit_path(o.quick);
+  std::printf("\nhit path (acquire + release of a cached 64-byte range, one thread, %zu one-page regions):\n", kHitPages);
+  std::printf("  RegionCache (mlock backend)     : %.1f ns per pair (median of %d runs; best %.1f)\n", hit_path.cache_ns,
+              kHitRuns, hit_path.cache_min_ns);
+  std::printf("  std::mutex + std::map (baseline): %.1f ns per pair (median of %d runs; best %.1f)\n", hit_path.map_ns,
+              kHitRuns, hit_path.map_min_ns);
+  json["hit_path_ns"] = hit_path.cache_ns;
+  json["hit_path_best_ns"] = hit_path.cache_min_ns;
+  json["hit_path_mutex_map_ns"] = hit_path.map_ns;
+  json["hit_path_mutex_map_best_ns"] = hit_path.map_min_ns;
+
+  // 3. The traces.
   // A trace and its name in the output.
   struct Named {
     std::string name;
@@ -351,7 +465,7 @@ int main(int argc, char** argv) {
                                {"cello_like", pd3::bench::cello_like_trace(o.requests, o.seed + 1), true}};
   if (!recorded.empty()) traces.push_back({"recorded", std::move(recorded), false});
 
-  // 3. Replays.
+  // 4. Replays.
   const MlockPinner probe;
   size_t real_pages = std::min<size_t>(o.mlock_pages, probe.pin_limit() / kTracePage);
   const std::vector<size_t> sizes = {256, 512, 1024, 2048, 4096};

@@ -16,9 +16,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
+#include "common/spin_lock.hpp"
 #include "mrrc/pinner.hpp"
 #include "mrrc/status.hpp"
 
@@ -62,8 +62,19 @@ struct Stats {
 // An acquired range: pass it back to release(). 0 is never a valid handle.
 using Handle = uint64_t;
 
-// One cache per owner (a host handle, a frame pool). Thread-safe: one mutex guards all of it and
-// is held across the backend's pin/unpin calls, so concurrent misses register one at a time.
+// Two of the counters as they stood right after one acquire() or release(), read under the same
+// lock as the call: lets a caller mirror them elsewhere (DirectRegistrations publishes them to the
+// segment) without a stats() call, and so without a second lock, per request.
+struct Tally {
+  uint64_t hits = 0;     // Stats::hits
+  uint64_t handles = 0;  // Stats::handles
+};
+
+// One cache per owner (a host handle, a frame pool). Thread-safe, with two locks (docs/mrrc.md,
+// "Thread safety"): a spin lock guards the cache's state and is held only for bounded work in
+// memory, never across a backend call; a mutex orders the operations that call the backend
+// (registering gaps, evicting, kNoCache's pin and unpin, invalidate, flush), so concurrent misses
+// still register one at a time while hits go on beside a miss's mlock.
 class RegionCache {
  public:
   // Validates `config` against the backend: kInvalid for a capacity below one page, a page size
@@ -81,14 +92,17 @@ class RegionCache {
   // refused a gap, errno with it; gaps registered before it stay cached, unused). Nothing is held
   // unless kOk. With `hit`, *hit is set to whether the acquire was a hit (cached regions covered
   // the whole range: nothing was registered), so a caller can count it without reading stats().
-  Result acquire(uintptr_t addr, size_t len, Handle* out, bool* hit = nullptr);
-  Result acquire(const void* addr, size_t len, Handle* out, bool* hit = nullptr) {
-    return acquire(reinterpret_cast<uintptr_t>(addr), len, out, hit);
+  // With `tally`, *tally is set to the counters after the call (kOk only).
+  Result acquire(uintptr_t addr, size_t len, Handle* out, bool* hit = nullptr, Tally* tally = nullptr);
+  Result acquire(const void* addr, size_t len, Handle* out, bool* hit = nullptr, Tally* tally = nullptr) {
+    return acquire(reinterpret_cast<uintptr_t>(addr), len, out, hit, tally);
   }
 
   // Ends one acquire. The regions stay cached (except under kNoCache). kOk, kUnknownHandle (never
-  // acquired or released already), or kUnpinFailed (kNoCache only; the handle is released anyway).
-  Result release(Handle handle);
+  // acquired, or released already: a handle's slot may have been reused since, but never by the
+  // same handle value), or kUnpinFailed (kNoCache only; the handle is released anyway). With
+  // `tally`, *tally is set to the counters after the call (unless kUnknownHandle).
+  Result release(Handle handle, Tally* tally = nullptr);
 
   // Deregisters every cached region overlapping [addr, addr + len), e.g. before that memory is
   // unmapped. kOk, kInvalid, kBusy (a held handle uses one of them: nothing was deregistered) or
@@ -103,6 +117,9 @@ class RegionCache {
   size_t page_size() const { return page_; }
   Replacement replacement() const { return config_.replacement; }
 
+  // How many regions a handle holds without a heap allocation (more spill to a vector).
+  static constexpr size_t kInlineRegions = 3;
+
  private:
   // One registered range of the cache.
   struct Region {
@@ -112,42 +129,97 @@ class RegionCache {
     std::list<Region*>::iterator pos;  // its place in stack_
   };
   using RegionMap = std::map<uintptr_t, Region>;  // by start address
-  // What a handle holds: cached regions, or (kNoCache) its own private registration.
+  // What a handle holds: cached regions (the first kInlineRegions inline, the rest in `more`), or
+  // (kNoCache) its own private registration.
   struct Held {
-    std::vector<Region*> regions;
+    uint32_t count = 0;
+    Region* first[kInlineRegions] = {};
+    std::vector<Region*> more;  // regions kInlineRegions.. (its capacity is kept for reuse)
     PageRange own{};
+
+    void push(Region* r) {
+      if (count < kInlineRegions) first[count] = r;
+      else more.push_back(r);
+      ++count;
+    }
+    Region* at(size_t i) const { return i < kInlineRegions ? first[i] : more[i - kInlineRegions]; }
+  };
+  // One entry of the handle slab: a handle is generation << 32 | index. The generation moves on
+  // when the slot is handed out (to odd) and when it is released (to even), so a stale or repeated
+  // release finds a different one (kUnknownHandle); odd also says "held" without a flag to store.
+  struct Slot {
+    uint32_t generation = 0;  // odd while handed out, so no handle is 0
+    uint32_t next_free = 0;   // the free list's link while free (even)
+    Held held;
+    bool live() const { return (generation & 1) != 0; }
+  };
+  // Regions a policy took out of the cache, to unpin once the state lock is dropped.
+  struct Evicted {
+    std::vector<PageRange> batch;
+    bool one_by_one = false;  // LRU: one unpin call per region (the pin-down cache does not batch)
   };
 
   RegionCache(const Config& config, Pinner& backend, size_t capacity);
 
-  Result acquire_uncached_locked(PageRange range, Handle* out);
-  // Registers `gap` as a new cached region at the top of the stack, in use once. kOk or kPinFailed.
-  Result register_gap_locked(PageRange gap, std::vector<Region*>* held);
-  Result pin_locked(PageRange range);
+  // The regions covering `want` pushed onto `held` if they cover all of it (a hit); false, with
+  // `held` emptied, at the first uncovered page. Caller holds state_.
+  bool collect_hit_locked(PageRange want, Held* held);
+  // Holds the regions of `held` (users, recency) and counts a hit; returns the hit count.
+  uint64_t hold_hit_locked(const Held& held, bool* hit);
+  // Whatever is not a hit on the first look: registers the gaps (caller holds neither lock).
+  Result acquire_slow(PageRange want, Handle* out, bool* hit, Tally* tally);
+  Result acquire_uncached(PageRange range, Handle* out, Tally* tally);
+  // Pins `range`; on ENOMEM/EAGAIN gives back every unused region and tries once more. Caller
+  // holds slow_mu_ and not state_.
+  Result pin(PageRange range);
+  // Unpins what a policy took out (caller holds slow_mu_ and not state_).
+  Result unpin(const Evicted& evicted);
   // Frees room for `bytes` more pinned bytes by the configured policy, never touching regions in
-  // use. Returns whether there is room now.
-  bool make_room_locked(size_t bytes);
-  bool make_room_lru_locked(size_t bytes);
-  bool make_room_mre_locked(size_t bytes);
+  // use: takes the victims out of the cache into *evicted. Returns whether there is room now.
+  bool make_room_locked(size_t bytes, Evicted* evicted);
+  bool make_room_lru_locked(size_t bytes, Evicted* evicted);
+  bool make_room_mre_locked(size_t bytes, Evicted* evicted);
   // Resorts the resorting section by eviction factor (MRE); returns how many regions it holds.
   size_t resort_locked();
-  // Unpins `victims` as one batch and forgets them.
-  Result evict_locked(const std::vector<Region*>& victims);
+  // Takes `victims` (unused) out of the cache and its counters; their ranges go to *evicted.
+  void detach_locked(const std::vector<Region*>& victims, Evicted* evicted);
+  void detach_unused_locked(Evicted* evicted);
   void touch_locked(Region* r);  // to the top of the stack, eviction factor reset
-  Handle remember_locked(Held held);
+  // The slab (caller holds state_): a free slot's index, its held list empty; a slot back on the
+  // free list; a slot handed out as a live handle; a live handle's slot retired (generation on).
+  uint32_t take_slot_locked();
+  void put_slot_locked(uint32_t index);
+  Handle hand_out_locked(uint32_t index);
+  uint64_t retire_locked(Slot* slot, uint32_t index);  // returns the handles held now
+  // A new handle holding a copy of `held`.
+  Handle remember_locked(const Held& held);
+  // The live slot of `handle`, or null.
+  Slot* find_locked(Handle handle);
+  Tally tally_locked() const { return {stats_.hits, stats_.handles}; }
 
   const Config config_;
   Pinner& backend_;
   const size_t capacity_;
   const size_t page_;
-  mutable std::mutex mu_;
-  RegionMap regions_;                      // guarded by mu_
-  std::list<Region*> stack_;               // guarded by mu_: front = most recently used (top)
-  std::unordered_map<Handle, Held> held_;  // guarded by mu_
-  Handle next_handle_ = 1;                 // guarded by mu_
-  double recency_ = 0;                     // guarded by mu_: MRE's system recency value r
-  Stats stats_;                            // guarded by mu_
-  std::vector<PageRange> gaps_;            // guarded by mu_: acquire's scratch list of gaps
+  // Order: slow_mu_ before state_. state_ is a spin lock because everything it guards is bounded
+  // work in memory (a hit: a map lookup, a list splice, a slot; a miss adds inserting its new
+  // regions and choosing victims), a few tens of ns on the hit path where a pthread mutex pays two
+  // locked instructions and a futex path; no backend call (mlock, microseconds, may fault pages in)
+  // ever runs under it, so a waiter never spins through a syscall, and SpinLock yields after a few
+  // spins if the holder was preempted. Backend calls are ordered by slow_mu_, a mutex, whose
+  // waiters sleep.
+  std::mutex slow_mu_;
+  mutable SpinLock state_;
+  RegionMap regions_;             // guarded by state_ (changed only with slow_mu_ held too)
+  std::list<Region*> stack_;      // guarded by state_: front = most recently used (top)
+  std::vector<Slot> slots_;       // guarded by state_: the handle slab
+  uint32_t free_slot_ = kNoSlot;  // guarded by state_: head of the slab's free list
+  double recency_ = 0;            // guarded by state_: MRE's system recency value r
+  Stats stats_;                   // guarded by state_
+  std::vector<PageRange> gaps_;   // guarded by slow_mu_: acquire_slow's scratch list of gaps
+  Held scratch_;                  // guarded by slow_mu_: acquire_slow's list of regions
+
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
 };
 
 const char* replacement_name(Replacement r);

@@ -1,6 +1,7 @@
 // replacement.cpp — how unused regions leave a full cache: MRE (the paper's Memory Resorting and
-// Eviction) and LRU (the pin-down cache). Both run with the cache's lock held and never evict a
-// region a held handle uses.
+// Eviction) and LRU (the pin-down cache). Both run with the cache's state lock (and slow_mu_) held,
+// never evict a region a held handle uses, and only take their victims out of the cache: the
+// caller unpins them once the state lock is dropped.
 #include <algorithm>
 #include <cassert>
 
@@ -8,14 +9,15 @@
 
 namespace pd3::mrrc {
 
-bool RegionCache::make_room_locked(size_t bytes) {
+bool RegionCache::make_room_locked(size_t bytes, Evicted* evicted) {
   if (stats_.pinned_bytes + bytes <= capacity_) return true;
-  return config_.replacement == Replacement::kMre ? make_room_mre_locked(bytes) : make_room_lru_locked(bytes);
+  return config_.replacement == Replacement::kMre ? make_room_mre_locked(bytes, evicted)
+                                                  : make_room_lru_locked(bytes, evicted);
 }
 
 // Pin-down cache: the least recently used unused regions, one deregistration each, until the
 // request fits.
-bool RegionCache::make_room_lru_locked(size_t bytes) {
+bool RegionCache::make_room_lru_locked(size_t bytes, Evicted* evicted) {
   const size_t need = stats_.pinned_bytes + bytes - capacity_;
   std::vector<Region*> victims;
   size_t freed = 0;
@@ -24,7 +26,8 @@ bool RegionCache::make_room_lru_locked(size_t bytes) {
     victims.push_back(*it);
     freed += (*it)->range.len;
   }
-  for (Region* r : victims) (void)evict_locked({r});  // an unpin error leaves the pages unpinned anyway
+  evicted->one_by_one = true;
+  detach_locked(victims, evicted);
   return stats_.pinned_bytes + bytes <= capacity_;
 }
 
@@ -32,7 +35,7 @@ bool RegionCache::make_room_lru_locked(size_t bytes) {
 // segment) in one batch: at least what the request needs and at least eviction_share of the
 // capacity. Regions of the frequent section are taken only if the resorting section cannot free
 // what the request needs.
-bool RegionCache::make_room_mre_locked(size_t bytes) {
+bool RegionCache::make_room_mre_locked(size_t bytes, Evicted* evicted) {
   const size_t resorting = resort_locked();
   const size_t need = stats_.pinned_bytes + bytes - capacity_;
   const size_t batch = std::max(need, size_t(config_.eviction_share * double(capacity_)));
@@ -46,7 +49,7 @@ bool RegionCache::make_room_mre_locked(size_t bytes) {
     victims.push_back(*it);
     freed += (*it)->range.len;
   }
-  (void)evict_locked(victims);  // an unpin error leaves the pages unpinned anyway
+  detach_locked(victims, evicted);
   return stats_.pinned_bytes + bytes <= capacity_;
 }
 

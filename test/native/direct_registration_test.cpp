@@ -1,7 +1,8 @@
 // direct_registration_test.cpp — direct mode registers the caller's buffers through the handle's
 // MRRC (native/host/direct_registration.hpp): a repeated read destination is a hit, the segment's
-// host_mr_* counters say so, the pages are really locked (VmLck) until the handle closes, and a
-// buffer the cache refuses still gets its data (counted as a failure).
+// host_mr_* counters say so (hits reach them in batches, exactly once nothing is held), the pages
+// are really locked (VmLck) until the handle closes, and a buffer the cache refuses still gets its
+// data (counted as a failure).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 
 #include "common/atomics.hpp"
 #include "fake_memserver.hpp"
+#include "host/direct_registration.hpp"
 #include "harness.hpp"
 #include "util.hpp"
 
@@ -157,4 +159,37 @@ TEST(direct_registration_stress_threads_share_one_handle) {
   pd3_host_close(h);
   CHECK_EQ(vm_locked_kib(), locked_before);
   munmap(buf, kBuf);
+}
+
+TEST(direct_registration_hits_reach_the_segment_in_batches_and_exactly_when_idle) {
+  // A hit is counted in the handle; host_mr_hits moves every kPublishEvery hits while a
+  // registration is held, and catches up fully once none is (and at close).
+  pd3_control control{};
+  auto regs = pd3::DirectRegistrations::make(16 * 4096, &control);
+  REQUIRE(regs != nullptr);
+  auto* buf = static_cast<char*>(mmap(nullptr, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(buf != MAP_FAILED);
+  const uint64_t held = regs->acquire(buf, 4096);  // a miss, published at once; stays held
+  REQUIRE(held != 0);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_misses), 1u);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_pinned_bytes), 4096u);
+  constexpr uint64_t kEvery = pd3::DirectRegistrations::kPublishEvery;
+  const uint64_t hits = 2 * kEvery + 5;
+  for (uint64_t i = 0; i < hits; ++i) {
+    const uint64_t h = regs->acquire(buf + i % 4096, 1);
+    REQUIRE(h != 0);
+    regs->release(h);
+  }
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_hits), 2 * kEvery);  // the last 5 wait: `held` is out
+  regs->release(held);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_hits), hits);  // idle: exact
+  const uint64_t last = regs->acquire(buf + 10, 10);
+  REQUIRE(last != 0);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_hits), hits);
+  regs.reset();  // close with one still held: its hit is published, the gauge drops to 0
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_hits), hits + 1);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_pinned_bytes), 0u);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_misses), 1u);
+  CHECK_EQ(pd3::load_relaxed(control.host_mr_failures), 0u);
+  munmap(buf, 2 * 4096);
 }
