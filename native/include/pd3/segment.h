@@ -123,7 +123,8 @@ typedef struct pd3_control {
 
   /* Line 12: the agent's doorbell (a futex). The agent stores agent_sleeping before it sleeps
    * (PD3_AGENT_SLEEPING: in FUTEX_WAIT on agent_doorbell) and clears it after; a host thread that
-   * publishes a request while it is set increments agent_doorbell and wakes it. Both sides fence
+   * publishes a request while it is set takes it back to PD3_AGENT_AWAKE (a CAS: one waker per
+   * sleep), increments agent_doorbell and wakes it. Both sides fence
    * between their store and their load (docs/transfer-engine.md), so a request is never left
    * waiting for the agent's sleep to time out. */
   uint32_t agent_sleeping;  /* PD3_AGENT_AWAKE, PD3_AGENT_POLLING or PD3_AGENT_SLEEPING */
