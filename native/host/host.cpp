@@ -299,7 +299,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
           // Capped at twice the pacer's guess (at most 1 ms): a wait for answers that will not come
           // (some went to other handles), or an agent whose wake cannot reach us (a DPU), costs a
           // little more than the guessed sleep did, never a hang.
-          const uint64_t cap = std::min<uint64_t>(2 * sleep_ns, pd3::CompletionPacer::kMaxSleepNs);
+          const uint64_t cap = std::min<uint64_t>({2 * sleep_ns, pd3::CompletionPacer::kMaxSleepNs, deadline - now});
           (void)pd3::wait_for_responses(core.control(), pd3::CompletionPacer::batch(inflight), cap);
         } else {
           const timespec ts{time_t(sleep_ns / 1000000000ull), long(sleep_ns % 1000000000ull)};
