@@ -114,4 +114,4 @@ export type ControlField =
   | 'host_requests' | 'host_ring_full' | 'host_responses' | 'host_mr_hits' | 'host_mr_misses'
   | 'host_mr_registrations' | 'host_mr_pinned_bytes' | 'host_mr_failures' | 'agent_batches' | 'agent_requests'
   | 'agent_corrupt' | 'agent_responses' | 'lz_produced' | 'lz_consumed' | 'lz_reclaimed_unconsumed'
-  | 'lz_invalidated' | 'req_fence' | 'agent_fenced';
+  | 'lz_invalidated' | 'req_fence' | 'agent_fenced' | 'host_sleeping' | 'host_doorbell' | 'host_wake_at';

@@ -33,6 +33,8 @@ struct Args {
   uint32_t latency_reads = 0;    // offload: single reads timed one by one after the run
   uint32_t region_bytes = 64u << 20;
   uint32_t publish_batch = 0;    // offload: pd3_host_config.publish_batch (0: the library's default)
+  uint64_t request_ring_bytes = 4u << 20;
+  uint64_t response_ring_bytes = 8u << 20;
 };
 
 uint64_t now_ns() {
@@ -150,6 +152,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--seconds") a.seconds = std::stod(v);
     else if (k == "--latency-reads") a.latency_reads = uint32_t(std::stoul(v));
     else if (k == "--publish-batch") a.publish_batch = uint32_t(std::stoul(v));
+    else if (k == "--request-ring-bytes") a.request_ring_bytes = std::stoull(v);
+    else if (k == "--response-ring-bytes") a.response_ring_bytes = std::stoull(v);
     else {
       std::fprintf(stderr, "transfer: unknown option %s\n", k.c_str());
       std::exit(2);
@@ -169,8 +173,8 @@ int main(int argc, char** argv) {
   cfg.flags = PD3_HOST_REPLACE | (direct ? PD3_HOST_DIRECT_ONLY : 0);
   cfg.direct_servers = a.servers.c_str();
   cfg.direct_token = a.token.c_str();
-  cfg.sizes.request_ring_bytes = 4u << 20;
-  cfg.sizes.response_ring_bytes = 8u << 20;
+  cfg.sizes.request_ring_bytes = a.request_ring_bytes;
+  cfg.sizes.response_ring_bytes = a.response_ring_bytes;
   cfg.publish_batch = a.publish_batch;
   pd3_host* owner = nullptr;
   if (const int rc = pd3_host_create(&cfg, &owner)) die("create", rc);

@@ -88,6 +88,7 @@ int plan_layout(const pd3_segment_sizes& in, pd3_control* c) {
   c->magic = PD3_SEGMENT_MAGIC;
   c->layout_version = PD3_LAYOUT_VERSION;
   c->control_size = PD3_CONTROL_SIZE;
+  c->host_wake_at = PD3_WAKE_NEVER;  // nobody waits yet
   uint64_t at = PD3_CONTROL_SIZE;
   c->req_offset = at, c->req_size = req, at = align_up(at + req, PD3_SECTION_ALIGN);
   c->resp_offset = at, c->resp_size = resp, at = align_up(at + resp, PD3_SECTION_ALIGN);

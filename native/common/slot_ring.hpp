@@ -113,6 +113,20 @@ class SlotRing {
   void publish_in_run(const SlotReservation& r, uint64_t offset, uint64_t len) const {
     seal(r.pos + r.pad + offset, len, PD3_SLOT_RECORD);
   }
+  // A run written whole, slot headers included (RequestBatch::publish_prefix): the first byte of
+  // the run's first slot. The caller copies the run there except that slot's seal word (the consumer
+  // may be reading it already); every later seal word it overwrites is read by the consumer only
+  // after the first slot's seal, so after the copy.
+  uint8_t* run_at(const SlotReservation& r) const { return data_ + ((r.pos + r.pad) & mask_); }
+  // Publishes the slot `offset` bytes into a run whose slot headers (length, kind) were copied in
+  // with its bytes: only the seal is stored.
+  void seal_in_run(const SlotReservation& r, uint64_t offset) const {
+    const uint64_t pos = r.pos + r.pad + offset;
+    auto* s = reinterpret_cast<pd3_slot*>(data_ + (pos & mask_));
+    // release: the slot's header and record bytes, copied before, are visible to whoever acquires
+    // this seal.
+    aref(s->seal).store(expected_seal(pos), std::memory_order_release);
+  }
 
   // Consumer: the slot at monotonic position `pos` if it is published, else nullptr.
   const pd3_slot* published_at(uint64_t pos) const {

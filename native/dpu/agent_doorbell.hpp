@@ -45,14 +45,18 @@ class AgentDoorbell {
   }
 
   // The engine, before its last check for work: `how` is PD3_AGENT_POLLING or PD3_AGENT_SLEEPING.
-  // Returns the doorbell's count to hand to sleep() (read after the announcement, so a ring after
-  // it changes the count and the sleep returns at once). DMA: a write, a fence(kAll), a read.
+  // Returns the doorbell's count to hand to sleep(), read before the announcement: every ring that
+  // sees this announcement increments after it, so the sleep returns at once. (Read after it, the
+  // count could already hold the increment of a host thread that saw the announcement while another
+  // host thread, finding it taken back by that one, skipped its ring: ring_agent.) DMA: a read, a
+  // write, a fence(kAll).
   uint32_t arm(uint32_t how) {
+    const uint32_t count = dma_->read32(PD3_CTL(agent_doorbell));
     announced_.store(how, std::memory_order_relaxed);  // relaxed: the fence below orders it
     dma_->write32(PD3_CTL(agent_sleeping), how);
     dma_->fence(DmaFence::kAll);  // the host's side: ring_agent fences between publish and check
     std::atomic_thread_fence(std::memory_order_seq_cst);  // our threads' side: see ring()
-    return dma_->read32(PD3_CTL(agent_doorbell));
+    return count;
   }
   // PD3_AGENT_SLEEPING: waits until a ring, or `timeout` (relative) passes. Returns true if rung
   // (woken, or rung before the wait began), false on timeout.

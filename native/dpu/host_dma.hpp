@@ -84,7 +84,8 @@ class HostDma {
   // Sleeps until the 32-bit word at `off` differs from `expected`, a wake32(), or `timeout`
   // (relative). Returns true unless the timeout passed.
   [[nodiscard]] virtual bool wait32(uint64_t off, uint32_t expected, const timespec* timeout) = 0;
-  // Increments the 32-bit word at `off` and wakes a wait32() on it. Any agent thread.
+  // Increments the 32-bit word at `off` and wakes every waiter on it (an agent's wait32(), or the
+  // host threads waiting on the completion doorbell). Any agent thread.
   virtual void wake32(uint64_t off) = 0;
 
   // Operations so far (all zero for a backend that does not count). Any thread.

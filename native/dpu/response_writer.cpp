@@ -101,7 +101,22 @@ uint32_t ResponseWriter::flush() {
   counters_.flush(dma_);
   staged_ = 0;
   staged_bytes_ = 0;
+  wake_host();
   return n;
+}
+
+void ResponseWriter::wake_host() {
+  // The host's side is wait_for_responses (native/host/completion_doorbell.hpp). kAll: our count
+  // (just written) is visible before we look for sleepers, and the host fences between counting
+  // itself a sleeper and looking at the count: one of us sees the other.
+  dma_.fence(DmaFence::kAll);
+  if (dma_.read32(PD3_CTL(host_sleeping)) == 0) return;
+  const uint64_t at = dma_.read64(PD3_CTL(host_wake_at));
+  if (counters_.get(AgentCounters::kResponses) < at) return;
+  // Reset only the target we saw: a lower one stored since is a sleeper's that still waits.
+  uint64_t found;
+  (void)dma_.cas64(PD3_CTL(host_wake_at), at, PD3_WAKE_NEVER, &found);
+  dma_.wake32(PD3_CTL(host_doorbell));  // every sleeper: each re-arms if it wants more
 }
 
 }  // namespace pd3

@@ -26,12 +26,16 @@ class ResponseWriter {
   // (could never fit).
   [[nodiscard]] int add(uint16_t op_id, int status, const void* data, uint32_t size);
   // Publishes every staged response. DMA: a write of resp_tail, one write of the slots (two when
-  // the batch wraps), a fence, the first slot's seal. Returns the number published.
+  // the batch wraps), a fence, the first slot's seal, the counters; then the host's completion
+  // doorbell (a fence and a read; a read, a CAS and a wake when a host thread waits for these
+  // responses). Returns the number published.
   uint32_t flush();
   bool staged() const { return staged_bytes_ > 0; }
 
  private:
   [[nodiscard]] bool room_for(uint64_t bytes);
+  // Wakes the host threads waiting in pd3_host_wait if the responses they wait for are published.
+  void wake_host();
   void stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data, size_t data_len);
 
   HostDma& dma_;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 
 #include "common/segment.hpp"
 #include "pd3/status.h"
@@ -33,7 +34,8 @@ bool ShmDma::wait32(uint64_t off, uint32_t expected, const timespec* timeout) {
 void ShmDma::wake32(uint64_t off) {
   // seq_cst: a waiter that loaded the old value before sleeping sees the change (FUTEX_WAIT fails).
   aref(word32(off)).fetch_add(1, std::memory_order_seq_cst);
-  (void)syscall(SYS_futex, &word32(off), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+  // Every waiter: the agent's doorbell has one, the host's completion doorbell one per waiting thread.
+  (void)syscall(SYS_futex, &word32(off), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace pd3

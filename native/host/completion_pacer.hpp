@@ -38,11 +38,14 @@ class CompletionPacer {
     ns_per_completion_.store(old == 0 ? sample : (old * 7 + sample) / 8, std::memory_order_relaxed);
   }
 
+  // Completions worth a wake-up for a handle with `inflight` requests out.
+  static uint32_t batch(uint32_t inflight) { return std::clamp<uint32_t>(inflight / kBatchDivisor, 1, kMaxBatch); }
+
   // The sleep for a handle with `inflight` requests out, at most `remaining_ns`.
   uint64_t sleep_ns(uint32_t inflight, uint64_t remaining_ns) const {
     // relaxed: see on_drain.
     const uint64_t per = ns_per_completion_.load(std::memory_order_relaxed);
-    const uint64_t want = std::clamp<uint32_t>(inflight / kBatchDivisor, 1, kMaxBatch);
+    const uint64_t want = batch(inflight);
     const uint64_t ns = std::clamp<uint64_t>(per * want, kMinSleepNs, kMaxSleepNs);
     return std::min(ns, remaining_ns);
   }

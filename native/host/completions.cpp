@@ -40,12 +40,16 @@ void CompletionSink::flush() {
 }
 
 void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine, CompletionSink& sink) {
+  sink.push(core.table[id].handle, c);
+  retire(core, id, quarantine);
+}
+
+void retire(HostCore& core, uint32_t id, bool quarantine) {
   Inflight& e = core.table[id];
   // The destination is written (complete() copied it): its registration ends here. (A closed
   // handle's entries have none: its cache went with it.)
   if (e.registration != 0 && e.handle != nullptr) e.handle->registrations->release(e.registration);
   e.registration = 0;
-  if (e.handle != nullptr) sink.push(e.handle, c);
   if (e.via_ring) add_under_lock(core.ring_inflight, -1);
   if (quarantine) {
     e.handle = nullptr;
@@ -68,8 +72,13 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
     core.stray_responses.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistic
     return;
   }
-  pd3_completion c{e.user_data, well_formed ? -int32_t(r.status) : PD3_E_CORRUPT, r.size, uint16_t(id), e.op,
-                   e.region};
+  pd3_completion& c = sink.next(e.handle);  // field by field, in place (CompletionSink::next)
+  c.user_data = e.user_data;
+  c.status = well_formed ? -int32_t(r.status) : PD3_E_CORRUPT;
+  c.size = r.size;
+  c.id = uint16_t(id);
+  c.op = e.op;
+  c.region = e.region;
   if (well_formed && r.status == 0) {
     if (e.op == PD3_OP_READ) {
       if (r.size > e.dest_cap) {
@@ -84,7 +93,7 @@ void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool w
       c.size = reply.capacity;
     }
   }
-  finish(core, id, c, /*quarantine=*/false, sink);
+  retire(core, id, /*quarantine=*/false);
 }
 
 // Is there anything for drain_ring to do? A hint read without locks (a poll that finds nothing

@@ -19,14 +19,21 @@ class CompletionSink {
   ~CompletionSink();
   CompletionSink(const CompletionSink&) = delete;
   CompletionSink& operator=(const CompletionSink&) = delete;
-  void push(pd3_host* h, const pd3_completion& c) {
+  void push(pd3_host* h, const pd3_completion& c) { next(h) = c; }
+  // A new completion for `h`, to be filled in place (a closed handle's, nullptr, goes nowhere).
+  // Filling it where it stays, field by field, spares the drain a copy of a struct whose fields
+  // were just stored one by one: the wide load of that copy cannot be forwarded from the narrow
+  // stores and waits for them to reach the cache.
+  pd3_completion& next(pd3_host* h) {
+    if (h == nullptr) return discarded_;
     if (h != handle_) flush();
     handle_ = h;
-    batch_->push_back(c);
+    return batch_->emplace_back();
   }
   void flush();
 
  private:
+  pd3_completion discarded_{};          // where completions of closed handles are written
   pd3_host* handle_ = nullptr;
   std::vector<pd3_completion> own_;     // used when this thread's buffer is taken by an outer sink
   std::vector<pd3_completion>* batch_;  // this thread's buffer, or own_
@@ -35,6 +42,9 @@ class CompletionSink {
 
 // Hands a completion to the issuing handle and frees or quarantines the id. Caller holds id_mu.
 void finish(HostCore& core, uint32_t id, const pd3_completion& c, bool quarantine, CompletionSink& sink);
+// The part of finish after the completion was handed on (written in place through
+// CompletionSink::next): ends the destination's registration, frees or quarantines the id.
+void retire(HostCore& core, uint32_t id, bool quarantine);
 
 // Everything poll and wait do before handing out completions: drain the response ring, pump the
 // direct path, notice a dead agent, release quarantined ids.

@@ -21,6 +21,7 @@
 #include "common/net.hpp"
 #include "common/tenant_credential.hpp"
 #include "host/agent_route.hpp"
+#include "host/completion_doorbell.hpp"
 #include "host/completions.hpp"
 #include "host/host_core.hpp"
 #include "host/lz_consumer.hpp"
@@ -286,15 +287,24 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
     }
     const uint64_t now = pd3::now_ns();
     if (now >= deadline) return 0;
-    // Direct sockets wake the wait at once. The response ring has no doorbell: sleep until about a
-    // batch of this handle's requests should have been answered (CompletionPacer), then look again.
-    const uint64_t sleep_ns =
-        core.pacer.sleep_ns(h->inflight.get(), deadline - now);
+    // Direct sockets wake the wait at once. Ring requests: the agent's completion doorbell wakes
+    // the owner once about half of this handle's requests (at most 1,024) were answered; other
+    // processes, which take no responses, sleep as long as CompletionPacer guesses.
+    const uint32_t inflight = h->inflight.get();
+    const uint64_t sleep_ns = core.pacer.sleep_ns(inflight, deadline - now);
     const uint32_t slice_us = uint32_t(std::min<uint64_t>(sleep_ns / 1000 + 1, 50));
     if (core.direct == nullptr || core.direct->wait(slice_us) == 0) {
       if (core.direct == nullptr || core.direct->outstanding() == 0) {
-        const timespec ts{time_t(sleep_ns / 1000000000ull), long(sleep_ns % 1000000000ull)};
-        nanosleep(&ts, nullptr);
+        if (core.owner && inflight > 0) {
+          // Capped at twice the pacer's guess (at most 1 ms): a wait for answers that will not come
+          // (some went to other handles), or an agent whose wake cannot reach us (a DPU), costs a
+          // little more than the guessed sleep did, never a hang.
+          const uint64_t cap = std::min<uint64_t>({2 * sleep_ns, pd3::CompletionPacer::kMaxSleepNs, deadline - now});
+          (void)pd3::wait_for_responses(core.control(), pd3::CompletionPacer::batch(inflight), cap);
+        } else {
+          const timespec ts{time_t(sleep_ns / 1000000000ull), long(sleep_ns % 1000000000ull)};
+          nanosleep(&ts, nullptr);
+        }
       }
     }
   }

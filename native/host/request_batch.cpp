@@ -22,20 +22,23 @@ uint8_t* RequestBatch::extend(uint32_t more) {
 
 void RequestBatch::add(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len) {
   const uint32_t len = uint32_t(sizeof hdr + payload_len);
+  const uint32_t slot = uint32_t(SlotRing::slot_len(len));
   const StagedRequest m{id, bytes_used_, len};
-  uint8_t* at = extend(len);
-  std::memcpy(at, &hdr, sizeof hdr);
-  if (payload_len) std::memcpy(at + sizeof hdr, payload, payload_len);
-  slot_bytes_ += SlotRing::slot_len(len);
+  uint8_t* at = extend(slot);
+  // The alignment padding lies in the slot's last 16 bytes: cleared first, so no stale heap bytes
+  // reach the ring (the record below overwrites what it covers).
+  std::memset(at + slot - PD3_SLOT_ALIGN, 0, PD3_SLOT_ALIGN);
+  // Unsealed (seal 0 is never a position's seal): publish_prefix stores the seal in the ring.
+  const pd3_slot header{0, slot, PD3_SLOT_RECORD, 0};
+  std::memcpy(at, &header, sizeof header);
+  std::memcpy(at + sizeof header, &hdr, sizeof hdr);
+  if (payload_len) std::memcpy(at + sizeof header + sizeof hdr, payload, payload_len);
   meta_.push_back(m);
 }
 
 uint64_t RequestBatch::prefix_bytes(uint32_t n) const {
   assert(n <= meta_.size());
-  if (n == meta_.size()) return slot_bytes_;
-  uint64_t bytes = 0;
-  for (uint32_t i = 0; i < n; ++i) bytes += SlotRing::slot_len(meta_[i].record_len);
-  return bytes;
+  return n == meta_.size() ? bytes_used_ : meta_[n].slot_offset;  // the slots are contiguous
 }
 
 bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const {
@@ -44,28 +47,19 @@ bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<
   if (total > ring.max_slot()) return false;  // a run must fit half the ring, as any slot must
   SlotReservation r;
   if (!ring.reserve_mp(total, &r, head_cache)) return false;
-  // Every record first, then the seals in order: the agent reads a run's records while the host
-  // seals the rest, and writing all data before the first seal keeps the host's stores streaming.
-  uint64_t offset = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    std::memcpy(ring.record_in_run(r, offset), record(i), meta_[i].record_len);
-    offset += SlotRing::slot_len(meta_[i].record_len);
-  }
+  // The whole run in one copy, all but the first slot's seal word (the agent may be reading it:
+  // SlotRing::run_at), then the seals in order: the agent reads a run's first records while the
+  // host seals the rest.
+  constexpr size_t kSeal = sizeof(pd3_slot::seal);
+  std::memcpy(ring.run_at(r) + kSeal, bytes_.get() + kSeal, total - kSeal);
   ring.publish_pad(r);
-  offset = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t len = SlotRing::slot_len(meta_[i].record_len);
-    ring.publish_in_run(r, offset, len);
-    offset += len;
-  }
+  for (uint32_t i = 0; i < n; ++i) ring.seal_in_run(r, meta_[i].slot_offset);
   return true;
 }
 
 void RequestBatch::drop_back() {
   assert(!meta_.empty());
-  const StagedRequest& last = meta_.back();
-  bytes_used_ = last.record_offset;
-  slot_bytes_ -= SlotRing::slot_len(last.record_len);
+  bytes_used_ = meta_.back().slot_offset;
   meta_.pop_back();
 }
 
@@ -74,19 +68,14 @@ void RequestBatch::drop_front(uint32_t n) {
   if (n == meta_.size()) {
     meta_.clear();
     bytes_used_ = 0;
-    slot_bytes_ = 0;
     return;
   }
   // Partial: the rest moves to the front (rare: the ring had room for only part of the batch).
-  const uint32_t cut = meta_[n].record_offset;
+  const uint32_t cut = meta_[n].slot_offset;
   std::memmove(bytes_.get(), bytes_.get() + cut, bytes_used_ - cut);
   bytes_used_ -= cut;
   meta_.erase(meta_.begin(), meta_.begin() + n);
-  slot_bytes_ = 0;
-  for (StagedRequest& m : meta_) {
-    m.record_offset -= cut;
-    slot_bytes_ += SlotRing::slot_len(m.record_len);
-  }
+  for (StagedRequest& m : meta_) m.slot_offset -= cut;
 }
 
 }  // namespace pd3

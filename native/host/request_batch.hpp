@@ -16,11 +16,14 @@ namespace pd3 {
 // One staged request: its id (what it is waiting for is in the in-flight table) and its record.
 struct StagedRequest {
   uint16_t id = 0;
-  uint32_t record_offset = 0;  // header + payload in the batch's bytes
+  uint32_t slot_offset = 0;  // its slot (pd3_slot header, then header + payload) in the batch's bytes
   uint32_t record_len = 0;
 };
 
 // Requests staged in order. Not thread-safe: its handle's issue_mu guards it.
+// The staged bytes are already the image of the ring run they will become (each record in its
+// slot, headers filled in but unsealed, aligned as in the ring): publishing is one copy and a seal
+// per slot, not a copy per record.
 class RequestBatch {
  public:
   // Staged record bytes past which a handle publishes at once rather than at its next poll.
@@ -32,9 +35,9 @@ class RequestBatch {
   bool empty() const { return meta_.empty(); }
   uint32_t size() const { return uint32_t(meta_.size()); }
   // Ring bytes the staged requests take (slot headers and alignment included).
-  uint64_t slot_bytes() const { return slot_bytes_; }
+  uint64_t slot_bytes() const { return bytes_used_; }
   const StagedRequest& at(uint32_t i) const { return meta_[i]; }
-  const uint8_t* record(uint32_t i) const { return bytes_.get() + meta_[i].record_offset; }
+  const uint8_t* record(uint32_t i) const { return bytes_.get() + meta_[i].slot_offset + sizeof(pd3_slot); }
 
   // Writes the first `n` staged requests into `ring` as one run of slots and seals them in order.
   // Returns false (nothing written) if the ring lacks room for all `n`.
@@ -55,7 +58,6 @@ class RequestBatch {
   std::unique_ptr<uint8_t[]> bytes_;
   uint32_t bytes_used_ = 0;
   uint32_t bytes_cap_ = 0;
-  uint64_t slot_bytes_ = 0;
 };
 
 }  // namespace pd3

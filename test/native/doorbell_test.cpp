@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "common/doorbell.hpp"
 #include "dpu/agent_doorbell.hpp"
@@ -125,4 +126,54 @@ TEST(doorbell_host_process_wakes_a_sleeping_agent) {
   int status = 0;
   CHECK_EQ(waitpid(child, &status, 0), child);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(doorbell_stress_many_host_publishers_one_waker_per_sleep) {
+  // Several host threads publish numbered items and ring_agent; the agent sleeps only on the futex.
+  // The first ring that sees it asleep takes the announcement back to AWAKE (one wake per sleep):
+  // a publisher that loses that race must still have its item seen, by the woken agent's look or
+  // by its next arm's. A lost hand-off shows up as a timeout with work pending.
+  auto c = std::make_unique<pd3_control>();
+  pd3::ShmDma dma(reinterpret_cast<uint8_t*>(c.get()), sizeof(pd3_control));
+  pd3::AgentDoorbell d;
+  REQUIRE(d.open(&dma) == PD3_OK);
+  constexpr uint32_t kPublishers = 3;
+  const uint64_t per = 10000 * pd3test::stress_scale();
+  std::atomic<uint64_t> published{0};
+  uint64_t taken = 0, sleeps = 0, lost = 0;
+  std::thread consumer([&] {
+    while (taken < kPublishers * per) {
+      // acquire: pairs with the publishers' release increments; items below are "done".
+      if (published.load(std::memory_order_acquire) > taken) {
+        taken = published.load(std::memory_order_acquire);  // acquire: as above
+        continue;
+      }
+      const uint32_t armed = d.arm(PD3_AGENT_SLEEPING);
+      if (published.load(std::memory_order_acquire) > taken) {  // acquire: as above
+        d.disarm(false);
+        continue;
+      }
+      ++sleeps;
+      const bool rung = d.sleep(armed, &kLong);
+      if (!rung && published.load(std::memory_order_acquire) > taken) ++lost;  // acquire: as above
+      d.disarm(false);
+    }
+  });
+  std::vector<std::thread> publishers;
+  for (uint32_t t = 0; t < kPublishers; ++t) {
+    publishers.emplace_back([&, t] {
+      for (uint64_t i = 0; i < per; ++i) {
+        published.fetch_add(1, std::memory_order_release);  // release: the consumer's acquire sees it
+        pd3::ring_agent(c.get());
+        if ((i + t) % 32 == 0) std::this_thread::yield();
+      }
+    });
+  }
+  for (auto& p : publishers) p.join();
+  consumer.join();
+  CHECK_EQ(taken, kPublishers * per);
+  CHECK_EQ(lost, 0u);
+  CHECK(sleeps > 0);
+  std::printf("    %llu items from %u publishers, %llu sleeps, %u rings\n", (unsigned long long)taken, kPublishers,
+              (unsigned long long)sleeps, c->agent_doorbell);
 }

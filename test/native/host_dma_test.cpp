@@ -132,14 +132,16 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   want.reads = 1, want.read_bytes = 8;
   CHECK(same(minus(agent->dma().counts(), before), want));
 
-  // Three responses, one batch: resp_tail, the slots (one write), a fence, the first seal, counters.
+  // Three responses, one batch: resp_tail, the slots (one write), a fence, the first seal, counters;
+  // then the completion doorbell: a fence(kAll) and a look at host_sleeping (nobody sleeps).
   before = agent->dma().counts();
   const uint8_t data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   for (uint32_t i = 0; i < 3; ++i) REQUIRE(agent->responses().add(pd3_op_id(PD3_OP_READ, i), PD3_OK, data, 8) == PD3_OK);
   CHECK_EQ(agent->responses().flush(), 3u);
   want = {};
   want.writes = 4, want.write_bytes = 8 + 3 * 32 + 8 + 64;  // 16-byte slot header + 8 + 8 data = 32
-  want.fences = 1;
+  want.fences = 2;
+  want.reads = 1, want.read_bytes = 4;
   CHECK(same(minus(agent->dma().counts(), before), want));
   // Published: the first seal is there, the last slot's too (written before the fence).
   const uint8_t* ring = reinterpret_cast<const uint8_t*>(c) + c->resp_offset;
@@ -147,6 +149,23 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   CHECK_EQ(reinterpret_cast<const pd3_slot*>(ring + 64)->seal, (64 ^ c->seal_salt) | 1u);
   CHECK_EQ(c->resp_tail, 96u);
   CHECK_EQ(c->agent_responses, 3u);
+
+  // A host thread sleeps until the fourth response: that batch also reads the target, resets it
+  // (a CAS) and wakes the sleepers.
+  c->host_sleeping = 1;
+  c->host_wake_at = 4;
+  before = agent->dma().counts();
+  REQUIRE(agent->responses().add(pd3_op_id(PD3_OP_READ, 3), PD3_OK, data, 8) == PD3_OK);
+  CHECK_EQ(agent->responses().flush(), 1u);
+  want = {};
+  want.writes = 4, want.write_bytes = 8 + 32 + 8 + 64;
+  want.fences = 2;
+  want.reads = 2, want.read_bytes = 4 + 8;
+  want.atomics = 1, want.wakes = 1;
+  CHECK(same(minus(agent->dma().counts(), before), want));
+  CHECK_EQ(c->host_wake_at, PD3_WAKE_NEVER);
+  CHECK_EQ(c->host_doorbell, 1u);
+  c->host_sleeping = 0;
 
   // One Loading Zone item: record, descriptor fields, fence, state, fence, bucket head, cursors, counters.
   before = agent->dma().counts();

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define PD3_SEGMENT_MAGIC 0x31474553334450ULL /* "PD3SEG1" followed by a zero byte, little-endian */
-#define PD3_LAYOUT_VERSION 4u /* 4: 16-byte pd3_request (32-bit region ids) */
+#define PD3_LAYOUT_VERSION 5u /* 5: the host's completion doorbell (line 13); 4: 16-byte pd3_request */
 #define PD3_CACHE_LINE 64u
 #define PD3_SECTION_ALIGN 4096u
 #define PD3_CONTROL_SIZE 4096u
@@ -123,12 +123,27 @@ typedef struct pd3_control {
 
   /* Line 12: the agent's doorbell (a futex). The agent stores agent_sleeping before it sleeps
    * (PD3_AGENT_SLEEPING: in FUTEX_WAIT on agent_doorbell) and clears it after; a host thread that
-   * publishes a request while it is set increments agent_doorbell and wakes it. Both sides fence
+   * publishes a request while it is set takes it back to PD3_AGENT_AWAKE (a CAS: one waker per
+   * sleep), increments agent_doorbell and wakes it. Both sides fence
    * between their store and their load (docs/transfer-engine.md), so a request is never left
    * waiting for the agent's sleep to time out. */
   uint32_t agent_sleeping;  /* PD3_AGENT_AWAKE, PD3_AGENT_POLLING or PD3_AGENT_SLEEPING */
   uint32_t agent_doorbell;  /* futex word: incremented by every ring */
+  uint8_t pad_agent_doorbell[PD3_CACHE_LINE - 8];
+
+  /* Line 13: the host's completion doorbell (a futex), line 12's mirror. A host thread waiting for
+   * responses lowers host_wake_at to the agent_responses count it wants, counts itself in
+   * host_sleeping, fences, looks at agent_responses once more and waits on host_doorbell. The agent,
+   * after publishing responses and their count, fences, and if someone sleeps and the count reached
+   * host_wake_at, resets host_wake_at to PD3_WAKE_NEVER (a CAS: a lower target stored meanwhile
+   * stays) and wakes every sleeper, which re-arm if they want more. A waiter also stops at its
+   * timeout, so a target never reached costs latency, never a hang. */
+  uint32_t host_sleeping;   /* host threads waiting on host_doorbell */
+  uint32_t host_doorbell;   /* futex word: incremented by every wake */
+  uint64_t host_wake_at;    /* agent_responses count to wake the sleepers at; PD3_WAKE_NEVER: none */
 } pd3_control;
+
+#define PD3_WAKE_NEVER UINT64_MAX /* host_wake_at when nobody waits for a count */
 
 #define PD3_AGENT_AWAKE 0u    /* working or spinning: nobody needs to ring */
 #define PD3_AGENT_POLLING 1u  /* waiting for its sockets (responses due): only its own threads can wake it */
@@ -144,7 +159,8 @@ typedef struct pd3_control {
   X(host_ring_full) X(host_responses) X(host_mr_hits) X(host_mr_misses) X(host_mr_registrations)          \
   X(host_mr_pinned_bytes) X(host_mr_failures) X(agent_batches) X(agent_requests) X(agent_corrupt)           \
   X(agent_responses) X(lz_produced) X(lz_consumed) X(lz_reclaimed_unconsumed) X(lz_invalidated)     \
-  X(req_fence) X(agent_fenced) X(agent_sleeping) X(agent_doorbell)
+  X(req_fence) X(agent_fenced) X(agent_sleeping) X(agent_doorbell) X(host_sleeping) X(host_doorbell)      \
+  X(host_wake_at)
 
 /* Sizes asked for at creation; 0 picks the default. Ring sizes and lz_items must be powers of two. */
 typedef struct pd3_segment_sizes {
