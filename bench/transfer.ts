@@ -4,7 +4,9 @@
 // staging requests and publishing PUBLISH_BATCH at a time (pd3_host_config.publish_batch), and,
 // as an extra row, publishing each at once; (b) host-issued: the host library's direct mode, the
 // host paying for the transport itself (it sends what was queued since the last poll). Same total cores: the offloaded
-// run has 1 host thread + the agent's engine thread, the direct run 2 host threads. The host side
+// run has 1 host thread + the agent's engine thread, the direct run 2 host threads. Direct mode
+// registers the caller's buffers through its MRRC, as RDMA needs (docs/mrrc.md); an extra row runs
+// it without (PD3_HOST_DIRECT_UNREGISTERED), which this build's TCP transport allows. The host side
 // is bench/native/transfer.cpp (linked against libpd3host). In split layout (the default) the host
 // program runs on the host CPUs, the agent and the memory server on the others (docs/benchmarks.md,
 // "Core layout"). Last line: one JSON object.
@@ -90,6 +92,7 @@ try {
   const offload1: Run[] = [];
   const direct: Run[] = [];
   const direct1: Run[] = [];
+  const directUnreg: Run[] = [];
   for (let rep = 0; rep < REPS; ++rep) {
     // Interleaved, so drift in the machine's speed hits every configuration alike.
     offload.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--latency-reads', String(LATENCY_READS),
@@ -98,11 +101,13 @@ try {
       (segment) => startAgent(segment, [server.port], token)));
     direct.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--servers', `127.0.0.1:${server.port}`]));
     direct1.push(await runHost([...common, '--mode', 'direct', '--threads', '1', '--servers', `127.0.0.1:${server.port}`]));
+    directUnreg.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--register', '0',
+      '--servers', `127.0.0.1:${server.port}`]));
   }
   const row = (name: string, runs: Run[]): { mops: number; cpu: number; cores: number } => {
     const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
       cores: median(runs.map((x) => x.host_cpu_cores)) };
-    console.log(`${name.padEnd(34)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
+    console.log(`${name.padEnd(42)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
       `${r.cores.toFixed(2)} host cores  (runs: ${runs.map((x) => x.mops.toFixed(3)).join(', ')})`);
     return r;
   };
@@ -111,11 +116,12 @@ try {
   const o1 = row('offload (publish each at once, extra row)', offload1);
   const d = row('direct  (2 host threads)', direct);
   row('direct  (1 host thread, extra row)', direct1);
+  const du = row('direct  (2 threads, unregistered, extra)', directUnreg);
   const p50 = median(offload.map((x) => x.p50_us));
   const p99 = median(offload.map((x) => x.p99_us));
   console.log(`single read through the agent: p50 ${p50.toFixed(1)} us, p99 ${p99.toFixed(1)} us (${LATENCY_READS} reads)`);
   console.log(`ratios: offload/direct throughput ${(o.mops / d.mops).toFixed(2)}, ` +
-    `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.4)`);
+    `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.4; against direct unregistered ${(o.cpu / du.cpu).toFixed(3)})`);
   console.log(JSON.stringify({
     layout: layout!.name,
     offload_mops: +o.mops.toFixed(4),
@@ -130,6 +136,9 @@ try {
     direct_1t_mops: +median(direct1.map((x) => x.mops)).toFixed(4),
     cpu_ratio: +(o.cpu / d.cpu).toFixed(4),
     throughput_ratio: +(o.mops / d.mops).toFixed(4),
+    direct_unregistered_mops: +du.mops.toFixed(4),
+    direct_unregistered_host_cpu_ns_per_op: +du.cpu.toFixed(1),
+    cpu_ratio_unregistered: +(o.cpu / du.cpu).toFixed(4),
   }));
 } finally {
   await server.stop();

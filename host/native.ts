@@ -23,6 +23,7 @@ export interface NativeCreateOptions {
   directRefractionMs?: number;
   publishBatch?: number;
   directMrCacheBytes?: number;
+  directUnregistered?: boolean;
 }
 
 /** Where a new region goes: pd3/host.h PD3_PLACEMENT_* by name. */

@@ -53,6 +53,10 @@ export interface Pd3HostOptions {
    *  read destinations and write sources (default 4 MiB, capped to RLIMIT_MEMLOCK). Counters:
    *  stats().host_mr_*. */
   directMrCacheBytes?: number;
+  /** Direct mode: register the caller's buffers (default true). An RDMA NIC needs them
+   *  registered; the TCP transport of this build does not, so `false` skips the cache and its
+   *  cost (docs/mrrc.md). */
+  directRegistration?: boolean;
 }
 
 /** 'ts': pure TS over the mapped segment (default, faster); 'native': through N-API. */
@@ -139,6 +143,7 @@ export class Pd3Host {
       directRefractionMs: options.directRefractionMs,
       publishBatch: options.publishBatch,
       directMrCacheBytes: options.directMrCacheBytes,
+      directUnregistered: options.directRegistration === false,
     }));
     return new Pd3Host(options.name, native, options.checkAndReturn ?? 'ts');
   }

@@ -35,6 +35,7 @@ struct Args {
   uint32_t publish_batch = 0;    // offload: pd3_host_config.publish_batch (0: the library's default)
   uint64_t request_ring_bytes = 4u << 20;
   uint64_t response_ring_bytes = 8u << 20;
+  bool register_buffers = true;  // direct: 0 sets PD3_HOST_DIRECT_UNREGISTERED
 };
 
 uint64_t now_ns() {
@@ -154,6 +155,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--publish-batch") a.publish_batch = uint32_t(std::stoul(v));
     else if (k == "--request-ring-bytes") a.request_ring_bytes = std::stoull(v);
     else if (k == "--response-ring-bytes") a.response_ring_bytes = std::stoull(v);
+    else if (k == "--register" && (v == "0" || v == "1")) a.register_buffers = v == "1";
     else {
       std::fprintf(stderr, "transfer: unknown option %s\n", k.c_str());
       std::exit(2);
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
   pd3_host_config cfg{};
   const std::string name = a.segment.empty() ? "pd3-bench-transfer-" + std::to_string(getpid()) : a.segment;
   cfg.name = name.c_str();
-  cfg.flags = PD3_HOST_REPLACE | (direct ? PD3_HOST_DIRECT_ONLY : 0);
+  cfg.flags = PD3_HOST_REPLACE | (direct ? PD3_HOST_DIRECT_ONLY : 0) | (a.register_buffers ? 0 : PD3_HOST_DIRECT_UNREGISTERED);
   cfg.direct_servers = a.servers.c_str();
   cfg.direct_token = a.token.c_str();
   cfg.sizes.request_ring_bytes = a.request_ring_bytes;

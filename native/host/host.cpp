@@ -63,7 +63,7 @@ int check_issuer(const pd3_host* h) {
 uint64_t register_buffer(pd3_host* h, const pd3::RingRequest& r) {
   const void* buffer = r.op == PD3_OP_READ ? r.dest : r.op == PD3_OP_WRITE ? r.payload : nullptr;
   const size_t len = r.op == PD3_OP_READ ? r.size : r.payload_len;
-  if (buffer == nullptr || len == 0) return 0;
+  if (buffer == nullptr || len == 0 || !h->core->register_buffers) return 0;
   if (h->registrations == nullptr) {
     pd3::count_unregistered(h->core->control());
     return 0;
@@ -156,6 +156,7 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   if (cfg.direct_refraction_ms) o.refraction_ms = cfg.direct_refraction_ms;
   core.direct = std::make_unique<pd3::DirectPath>(std::move(o));
   core.mr_cache_bytes = cfg.direct_mr_cache_bytes;
+  core.register_buffers = (cfg.flags & PD3_HOST_DIRECT_UNREGISTERED) == 0;
   return PD3_OK;
 }
 
@@ -164,6 +165,9 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
 extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
   pd3::clear_error();
   if (config == nullptr || out == nullptr) return pd3::fail(PD3_E_INVAL, "config and out are required");
+  constexpr uint32_t kKnownFlags = PD3_HOST_REPLACE | PD3_HOST_DIRECT_ONLY | PD3_HOST_DIRECT_UNREGISTERED;
+  if ((config->flags & ~kKnownFlags) != 0)
+    return pd3::fail(PD3_E_INVAL, "flags %#x include bits that are not PD3_HOST_*", config->flags);
   if (config->publish_batch > PD3_MAX_PUBLISH_BATCH)
     return pd3::fail(PD3_E_INVAL, "publish_batch %u is above %u", config->publish_batch, PD3_MAX_PUBLISH_BATCH);
   std::unique_ptr<Segment> seg;
@@ -179,7 +183,8 @@ extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
     return rc;
   }
   h->creator = true;
-  if (h->core->direct) h->registrations = pd3::DirectRegistrations::make(h->core->mr_cache_bytes, h->core->control());
+  if (h->core->direct && h->core->register_buffers)
+    h->registrations = pd3::DirectRegistrations::make(h->core->mr_cache_bytes, h->core->control());
   register_core(h->core);
   *out = h;
   return PD3_OK;
@@ -205,7 +210,7 @@ extern "C" int pd3_host_attach(const char* name, pd3_host** out) {
   auto* h = new (std::nothrow) pd3_host;
   if (h == nullptr) return pd3::fail(PD3_E_NOMEM, "handle");
   h->core = std::move(core);
-  if (h->core->owner && h->core->direct)
+  if (h->core->owner && h->core->direct && h->core->register_buffers)
     h->registrations = pd3::DirectRegistrations::make(h->core->mr_cache_bytes, h->core->control());
   *out = h;
   return PD3_OK;

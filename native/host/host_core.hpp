@@ -67,6 +67,7 @@ struct HostCore {
   bool direct_only = false;
   std::unique_ptr<DirectPath> direct;  // null when no direct servers are configured
   uint32_t mr_cache_bytes = 0;         // each handle's registration cache (pd3_host_config.direct_mr_cache_bytes)
+  bool register_buffers = true;        // false: PD3_HOST_DIRECT_UNREGISTERED (no MRRC, nothing counted)
   // Written under id_mu (add_under_lock); read without it only as hints, re-checked under id_mu.
   std::atomic<uint32_t> ring_inflight{0};   // requests in the ring, not yet answered or failed
   std::atomic<uint64_t> quarantine_fence{0};  // 0 = nothing quarantined

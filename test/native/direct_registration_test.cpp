@@ -2,7 +2,7 @@
 // MRRC (native/host/direct_registration.hpp): a repeated read destination is a hit, the segment's
 // host_mr_* counters say so (hits reach them in batches, exactly once nothing is held), the pages
 // are really locked (VmLck) until the handle closes, and a buffer the cache refuses still gets its
-// data (counted as a failure).
+// data (counted as a failure); with PD3_HOST_DIRECT_UNREGISTERED nothing is registered or counted.
 #include <sys/mman.h>
 
 #include <atomic>
@@ -22,12 +22,12 @@ namespace {
 
 using pd3test::vm_locked_kib;
 
-pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes) {
+pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes, uint32_t extra_flags = 0) {
   const std::string name = pd3test::unique_name("mrdirect");
   const std::string servers = "127.0.0.1:" + std::to_string(port);
   pd3_host_config cfg{};
   cfg.name = name.c_str();
-  cfg.flags = PD3_HOST_DIRECT_ONLY;
+  cfg.flags = PD3_HOST_DIRECT_ONLY | extra_flags;
   cfg.direct_servers = servers.c_str();
   cfg.direct_token = "t";
   cfg.direct_timeout_ms = 500;
@@ -87,6 +87,42 @@ TEST(direct_reads_register_their_destination_once) {
   CHECK_EQ(vm_locked_kib(), locked_before);  // the handle's cache went with it
   munmap(src, 1 << 16);
   munmap(dest, 1 << 16);
+}
+
+TEST(direct_unregistered_reads_and_writes_register_nothing) {
+  pd3test::FakeMemServer server({.server_id = 1, .token = "t", .capacity = 1 << 20});
+  REQUIRE(server.start());
+  const long locked_before = vm_locked_kib();
+  pd3_host* h = direct_host(server.port(), 0, PD3_HOST_DIRECT_UNREGISTERED);
+  REQUIRE(h != nullptr);
+  pd3_completion c{};
+  REQUIRE(pd3_host_allocate(h, 1 << 16, 1) >= 0);
+  REQUIRE(await(h, &c) == PD3_OK);
+  std::string src(3 * 4096, 'u'), dest(3 * 4096, '\0');
+  REQUIRE(pd3_host_write(h, c.region, 0, src.data(), uint32_t(src.size()), 2) >= 0);
+  REQUIRE(await(h, &c) == PD3_OK);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(pd3_host_read(h, c.region, 0, uint32_t(dest.size()), dest.data(), 3) >= 0);
+    CHECK_EQ(await(h, &c), PD3_OK);
+  }
+  CHECK(dest == src);
+  // No cache, so nothing counted anywhere (not even as failures) and no page locked.
+  for (auto field : {&pd3_control::host_mr_hits, &pd3_control::host_mr_misses, &pd3_control::host_mr_registrations,
+                     &pd3_control::host_mr_failures, &pd3_control::host_mr_pinned_bytes})
+    CHECK_EQ(counter(h, field), 0u);
+  CHECK_EQ(vm_locked_kib(), locked_before);
+  pd3_host_close(h);
+}
+
+TEST(host_create_refuses_unknown_flags) {
+  pd3_host_config cfg{};
+  const std::string name = pd3test::unique_name("badflags");
+  cfg.name = name.c_str();
+  cfg.flags = 0x80u;
+  pd3_host* h = nullptr;
+  CHECK_EQ(pd3_host_create(&cfg, &h), PD3_E_INVAL);
+  CHECK(h == nullptr);
+  CHECK(std::string(pd3_last_error()).find("flags") != std::string::npos);
 }
 
 TEST(direct_read_larger_than_the_cache_still_completes) {

@@ -28,7 +28,8 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
 
   // new HostHandle("create", {name, requestRingBytes, responseRingBytes, lzDataBytes, lzItems,
   //                           agentTimeoutMs, replace, fallback, directOnly, directServers,
-  //                           directToken, directTimeoutMs, directPlacement, directRefractionMs})
+  //                           directToken, directTimeoutMs, directPlacement, directRefractionMs,
+  //                           publishBatch, directMrCacheBytes, directUnregistered})
   //   | new HostHandle("attach", name)
   explicit HostHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostHandle>(info) {
     Napi::Env env = info.Env();
@@ -72,7 +73,8 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     cfg.sizes.lz_items = uint32_t(opt("lzItems"));
     cfg.agent_timeout_ms = uint32_t(opt("agentTimeoutMs"));
     cfg.flags = (o.Get("replace").ToBoolean() ? PD3_HOST_REPLACE : 0) |
-                (o.Get("directOnly").ToBoolean() ? PD3_HOST_DIRECT_ONLY : 0);
+                (o.Get("directOnly").ToBoolean() ? PD3_HOST_DIRECT_ONLY : 0) |
+                (o.Get("directUnregistered").ToBoolean() ? PD3_HOST_DIRECT_UNREGISTERED : 0);
     cfg.fallback = fallback == "direct" ? PD3_FALLBACK_DIRECT : PD3_FALLBACK_FAIL;
     cfg.direct_servers = servers.c_str();
     cfg.direct_token = token.c_str();

@@ -32,6 +32,10 @@ typedef struct pd3_host pd3_host;
 #define PD3_HOST_REPLACE 1u     /* create: unlink an existing segment of the same name first */
 #define PD3_HOST_DIRECT_ONLY 2u /* never use the agent: every request goes to the memory servers directly
                                    (the "host-issued" baseline; needs direct_servers) */
+#define PD3_HOST_DIRECT_UNREGISTERED 4u /* direct mode: do not register the caller's buffers. A TCP
+                                           transport (the one this build has) needs no registration;
+                                           an RDMA NIC does, so the default registers them through
+                                           the handle's MRRC (direct_mr_cache_bytes) */
 
 /* What requests do while the agent's heartbeat is stale (docs/host-library.md, "When the agent dies"). */
 #define PD3_FALLBACK_FAIL 0u   /* fail at once with PD3_E_AGENT_DOWN */
@@ -67,7 +71,8 @@ typedef struct pd3_host_config {
                                  cuts the host's CPU per request (docs/host-library.md) */
   uint32_t direct_mr_cache_bytes; /* direct mode: bytes each handle's registration cache (MRRC,
                                      docs/mrrc.md) may keep pinned for read destinations and write
-                                     sources; 0 = 4 MiB; capped to RLIMIT_MEMLOCK */
+                                     sources; 0 = 4 MiB; capped to RLIMIT_MEMLOCK; unused
+                                     with PD3_HOST_DIRECT_UNREGISTERED */
 } pd3_host_config;
 
 /* One finished request, as returned by pd3_host_poll. */
