@@ -99,19 +99,11 @@ class SlotRing {
     seal(r.pos + r.pad, len, PD3_SLOT_RECORD);
   }
 
-  // A run of slots reserved together (reserve_mp of their summed lengths; a run never wraps):
-  // the record area of the slot `offset` bytes into the run.
-  uint8_t* record_in_run(const SlotReservation& r, uint64_t offset) const {
-    return data_ + ((r.pos + r.pad + offset) & mask_) + sizeof(pd3_slot);
-  }
-  // Publishes the PAD (if any) of a run, or the slot of `len` bytes `offset` bytes into it, after
-  // its record bytes were written. Seal a run's slots in order, so the consumer can start on the
-  // first while the rest are sealed.
+  // A run of slots reserved together (reserve_mp of their summed lengths; a run never wraps).
+  // Publishes the run's PAD (if any); its slots are then sealed with seal_in_run, in order, so the
+  // consumer can start on the first while the rest are sealed.
   void publish_pad(const SlotReservation& r) const {
     if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
-  }
-  void publish_in_run(const SlotReservation& r, uint64_t offset, uint64_t len) const {
-    seal(r.pos + r.pad + offset, len, PD3_SLOT_RECORD);
   }
   // A run written whole, slot headers included (RequestBatch::publish_prefix): the first byte of
   // the run's first slot. The caller copies the run there except that slot's seal word (the consumer
