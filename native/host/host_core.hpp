@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/lz_view.hpp"
+#include "common/biased_lock.hpp"
 #include "common/segment.hpp"
 #include "common/spin_lock.hpp"
 #include "host/completion_pacer.hpp"
@@ -149,7 +150,9 @@ class IdCache {
 struct pd3_host {
   std::shared_ptr<pd3::HostCore> core;
   bool creator = false;
-  pd3::SpinLock issue_mu;            // guards ids and staged (a handle may be used from any thread)
+  // Guards ids and staged. A handle may be used from any thread, but nearly always one issues on it:
+  // the lock is biased to that thread, which then takes it without a locked instruction.
+  pd3::BiasedLock issue_mu;
   pd3::IdCache ids;
   pd3::RequestBatch staged;          // ring requests not yet published
   std::mutex queue_mu;

@@ -54,6 +54,9 @@ bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<
   std::memcpy(ring.run_at(r) + kSeal, bytes_.get() + kSeal, total - kSeal);
   ring.publish_pad(r);
   for (uint32_t i = 0; i < n; ++i) ring.seal_in_run(r, meta_[i].slot_offset);
+  // The next run most likely starts where this one ends and is about as long: its lines are
+  // fetched for writing now, while the handle stages it, so its copy does not stall on them.
+  ring.prefetch_for_write(r.pos + r.pad + total, total);
   return true;
 }
 
