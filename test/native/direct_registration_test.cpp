@@ -48,6 +48,22 @@ uint64_t counter(pd3_host* h, const uint64_t pd3_control::*field) {
   return pd3::load_relaxed(pd3_host_control(h)->*field);
 }
 
+// Allocates a 64 KiB region on `h` and writes `src` at its start; returns the region (0 on failure).
+uint32_t region_holding(pd3_host* h, const std::string& src) {
+  pd3_completion c{};
+  if (pd3_host_allocate(h, 1 << 16, 1) < 0 || await(h, &c) != PD3_OK) return 0;
+  const uint32_t region = c.region;
+  if (pd3_host_write(h, region, 0, src.data(), uint32_t(src.size()), 2) < 0 || await(h, &c) != PD3_OK) return 0;
+  return region;
+}
+
+// Reads the first dest->size() bytes of `region` into *dest; returns the completion's status.
+int read_into(pd3_host* h, uint32_t region, std::string* dest) {
+  pd3_completion c{};
+  if (pd3_host_read(h, region, 0, uint32_t(dest->size()), dest->data(), 3) < 0) return 1;
+  return await(h, &c);
+}
+
 }  // namespace
 
 TEST(direct_reads_register_their_destination_once) {
@@ -95,17 +111,14 @@ TEST(direct_unregistered_reads_and_writes_register_nothing) {
   const long locked_before = vm_locked_kib();
   pd3_host* h = direct_host(server.port(), 0, PD3_HOST_DIRECT_UNREGISTERED);
   REQUIRE(h != nullptr);
-  pd3_completion c{};
-  REQUIRE(pd3_host_allocate(h, 1 << 16, 1) >= 0);
-  REQUIRE(await(h, &c) == PD3_OK);
-  std::string src(3 * 4096, 'u'), dest(3 * 4096, '\0');
-  REQUIRE(pd3_host_write(h, c.region, 0, src.data(), uint32_t(src.size()), 2) >= 0);
-  REQUIRE(await(h, &c) == PD3_OK);
+  const std::string src(3 * 4096, 'u');
+  const uint32_t region = region_holding(h, src);
+  REQUIRE(region != 0);
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(pd3_host_read(h, c.region, 0, uint32_t(dest.size()), dest.data(), 3) >= 0);
-    CHECK_EQ(await(h, &c), PD3_OK);
+    std::string dest(src.size(), '\0');
+    CHECK_EQ(read_into(h, region, &dest), PD3_OK);
+    CHECK(dest == src);
   }
-  CHECK(dest == src);
   // No cache, so nothing counted anywhere (not even as failures) and no page locked.
   for (auto field : {&pd3_control::host_mr_hits, &pd3_control::host_mr_misses, &pd3_control::host_mr_registrations,
                      &pd3_control::host_mr_failures, &pd3_control::host_mr_pinned_bytes})
@@ -130,14 +143,11 @@ TEST(direct_read_larger_than_the_cache_still_completes) {
   REQUIRE(server.start());
   pd3_host* h = direct_host(server.port(), 4096);  // one page
   REQUIRE(h != nullptr);
-  pd3_completion c{};
-  REQUIRE(pd3_host_allocate(h, 1 << 16, 1) >= 0);
-  REQUIRE(await(h, &c) == PD3_OK);
-  std::string src(3 * 4096, 'y'), dest(3 * 4096, '\0');
-  REQUIRE(pd3_host_write(h, c.region, 0, src.data(), uint32_t(src.size()), 2) >= 0);
-  REQUIRE(await(h, &c) == PD3_OK);
-  REQUIRE(pd3_host_read(h, c.region, 0, uint32_t(dest.size()), dest.data(), 3) >= 0);
-  CHECK_EQ(await(h, &c), PD3_OK);
+  const std::string src(3 * 4096, 'y');
+  const uint32_t region = region_holding(h, src);
+  REQUIRE(region != 0);
+  std::string dest(src.size(), '\0');
+  CHECK_EQ(read_into(h, region, &dest), PD3_OK);
   CHECK(dest == src);
   CHECK_EQ(counter(h, &pd3_control::host_mr_failures), 2u);  // too large for a one-page cache
   CHECK_EQ(counter(h, &pd3_control::host_mr_pinned_bytes), 0u);

@@ -300,6 +300,12 @@ TEST(tier_policy_random_is_valid_seeded_and_spread) {
   CHECK_EQ(a->victim(view), kNoFrame);
 }
 
+// Fills every frame of `ep` (frames 0..frames-1), then lets `epochs` epochs pass.
+static void fill_and_age(EpochPolicy& ep, uint32_t frames, int epochs) {
+  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
+  for (int e = 0; e < epochs; e++) ep.advance_epoch();
+}
+
 TEST(tier_policy_epoch_classes_and_victims_deterministic) {
   const uint32_t frames = 64;
   EvictionOptions o;
@@ -308,8 +314,7 @@ TEST(tier_policy_epoch_classes_and_victims_deterministic) {
   CHECK_EQ(ep.epoch(), 1u);
   CHECK(ep.temperature(0) == Temperature::kEmpty);
   CHECK_EQ(ep.victim(view), kNoFrame);
-  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
-  ep.advance_epoch();
+  fill_and_age(ep, frames, 1);
   for (FrameId f = 0; f < 32; f++) ep.on_hit(f, false);
   ep.advance_epoch();
   for (FrameId f = 0; f < 16; f++) ep.on_hit(f, false);
@@ -340,8 +345,7 @@ TEST(tier_policy_epoch_rejects_candidates_used_since_sampling) {
   EvictionOptions o;
   EpochPolicy ep(frames, o, false);
   TestView view(frames);
-  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
-  ep.advance_epoch();
+  fill_and_age(ep, frames, 1);
   for (FrameId f = 2; f < frames; f++) ep.on_hit(f, false);  // 0 and 1 stay old
   CHECK_EQ(ep.candidates_per_pass(), 4u);                    // 16 / 4
   CHECK_EQ(ep.refill(), 2u);                                 // queues 0 and 1 (not the hot ones)
@@ -362,9 +366,7 @@ TEST(tier_policy_epoch_samples_large_pools) {
   o.seed = 9;
   EpochPolicy ep(frames, o, false);
   TestView view(frames);
-  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
-  ep.advance_epoch();
-  ep.advance_epoch();
+  fill_and_age(ep, frames, 2);
   for (FrameId f = 0; f < frames; f++)
     if (f % 10 != 0) ep.on_hit(f, false);
   CHECK_EQ(ep.sample_size(), 2048u);
@@ -514,10 +516,7 @@ TEST(tier_policy_epoch_share_half_queues_half_of_a_cold_sample) {
   o.epoch_share = 0.5;
   EpochPolicy ep(frames, o, false);
   TestView view(frames);
-  for (FrameId f = 0; f < frames; f++) ep.on_fill(f);
-  ep.advance_epoch();
-  ep.advance_epoch();
-  ep.advance_epoch();
+  fill_and_age(ep, frames, 3);
   for (FrameId f = 0; f < frames; f += 2) ep.on_hit(f, false);
   CHECK_EQ(ep.refill(), frames / 2);
   for (uint32_t i = 0; i < frames / 2; i++) {
