@@ -220,7 +220,7 @@ export class Migrator {
     } else {
       this.unresolved++;
       this.logger.error('migrate.unresolved', `moving ${plan.key}: whether its name was switched is unknown (${outcome.reason}); ` +
-        `region ${plan.region} stays sealed (every access answers PD3_E_MOVED) until an operator checks the record`, fields);
+        `region ${plan.region} stays sealed (every access answers PD3_E_MOVED) until its server's move janitor settles it from the name record`, fields);
     }
   }
 
