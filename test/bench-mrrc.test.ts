@@ -67,5 +67,15 @@ describe('bench mrrc', () => {
       expect(result[k], k).toBeTypeOf('number');
     }
     expect(result.mrrc_cost_httpd_like).toBeLessThan(result.nocache_cost_httpd_like!);
+    // The first-touch model, worked out by hand for this trace (16 pages a fill): without a cache,
+    // the first pin's pages are fresh and the other 199 pins' warm, with 200 unpins; MRRC pins once
+    // (fresh) and, with nothing evicted, unpins nothing during the trace.
+    const g = (k: string): number => result[k]!;
+    const nocache = g('reg_a_us') * 16 + g('reg_warm_a_us') * 16 * 199 + g('reg_warm_b_us') * 200 +
+      g('dereg_a_us') * 16 * 200 + g('dereg_b_us') * 200;
+    const mrrc = g('reg_a_us') * 16 + g('reg_warm_b_us');
+    expect(g('nocache_touch_cost_recorded') / nocache).toBeCloseTo(1, 4);
+    expect(g('mrrc_touch_cost_recorded') / mrrc).toBeCloseTo(1, 4);
+    expect(g('mrrc_touch_cost_ratio_httpd_like')).toBeCloseTo(g('mrrc_touch_cost_httpd_like') / g('nocache_touch_cost_httpd_like'), 6);
   });
 });

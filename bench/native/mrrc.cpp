@@ -215,9 +215,46 @@ struct Outcome {
   Stats stats;
   double cost_us = 0;        // by the model fitted here
   double cost_paper_us = 0;  // by the paper's constants
+  double cost_touch_us = 0;  // by the first-touch model (FirstTouch below); simulated replays only
   double real_us = 0;        // time in mlock/munlock (real replay only)
   double pin_us = 0, unpin_us = 0;
 };
+
+// Counts, for every pin, the pages pinned for the first time in the replay and those pinned before:
+// mlock faults a page in (allocates and zeroes it) only the first time; a page pinned again after
+// its munlock is still resident and costs the "warm" rate. Forwards to `inner`.
+class FirstTouch final : public Pinner {
+ public:
+  explicit FirstTouch(Pinner& inner) : inner_(inner) {}
+  Result pin(PageRange range) override {
+    for (uintptr_t p = range.addr / kTracePage; p < range.end() / kTracePage; ++p) {
+      if (p >= seen_.size()) seen_.resize(std::max<size_t>(p + 1, seen_.size() * 2), false);
+      if (seen_[p]) {
+        ++warm_pages;
+      } else {
+        seen_[p] = true;
+        ++fresh_pages;
+      }
+    }
+    return inner_.pin(range);
+  }
+  Result unpin(std::span<const PageRange> batch) override { return inner_.unpin(batch); }
+  size_t page_size() const override { return inner_.page_size(); }
+  size_t pin_limit() const override { return inner_.pin_limit(); }
+  uint64_t fresh_pages = 0, warm_pages = 0;
+
+ private:
+  Pinner& inner_;
+  std::vector<bool> seen_;
+};
+
+// The first-touch model: registration costs the fresh per-page rate for a page's first pin and the
+// warm rate (with the warm fit's per-call cost) for every later one; deregistration as the fitted
+// model. Set in main() from the fits.
+struct FirstTouchModel {
+  double fresh_a_us = 0, warm_a_us = 0, warm_b_us = 0, dereg_a_us = 0, dereg_b_us = 0;
+};
+FirstTouchModel g_touch_model;
 
 // MRE's section shares for every replay (from --frequent-share, --eviction-share).
 Config g_mre_shares;
@@ -261,7 +298,13 @@ Outcome replay(const std::vector<TraceRequest>& trace, Replacement rep, size_t c
 
 Outcome simulate(const std::vector<TraceRequest>& trace, Replacement rep, size_t cache_pages, const CostModel& model) {
   CountingPinner pinner(kTracePage, false);
-  return replay(trace, rep, cache_pages, pinner, 0, model);
+  FirstTouch touch(pinner);
+  Outcome o = replay(trace, rep, cache_pages, touch, 0, model);
+  const FirstTouchModel& m = g_touch_model;
+  o.cost_touch_us = m.fresh_a_us * double(touch.fresh_pages) + m.warm_a_us * double(touch.warm_pages) +
+                    m.warm_b_us * double(o.stats.registrations) +
+                    m.dereg_a_us * double(o.stats.deregistered_bytes / kTracePage) + m.dereg_b_us * double(o.stats.dereg_batches);
+  return o;
 }
 
 // The same replay through the mlock backend, on an arena that spans the trace.
@@ -422,6 +465,7 @@ int main(int argc, char** argv) {
   // 1. The cost model on this machine.
   const Fits fits = fit_mlock(o.quick ? 15 : 60);
   const CostModel model{fits.reg.a, fits.reg.b, fits.dereg.a, fits.dereg.b};
+  g_touch_model = {fits.reg.a, fits.reg_warm.a, fits.reg_warm.b, fits.dereg.a, fits.dereg.b};
   std::printf("cost model on this machine (least squares over 1..256 pages; medians | every sample):\n");
   std::printf("  mlock, fresh pages : T = %.3f us/page * p + %.3f us | %.3f p + %.3f us\n", fits.reg.a, fits.reg.b,
               fits.reg_mean.a, fits.reg_mean.b);
@@ -473,8 +517,8 @@ int main(int argc, char** argv) {
     const uint64_t footprint = pd3::bench::footprint_pages(t.trace);
     std::printf("\n%s: %zu requests, footprint %" PRIu64 " pages (%.0f MiB)\n", t.name.c_str(), t.trace.size(), footprint,
                 double(footprint) * kTracePage / 1048576.0);
-    std::printf("  %6s  %-8s %7s %8s %9s %9s %13s %13s\n", "pages", "policy", "hit", "partial", "regs", "dereg ops",
-                "cost us", "paper-cost us");
+    std::printf("  %6s  %-8s %7s %8s %9s %9s %13s %13s %13s\n", "pages", "policy", "hit", "partial", "regs", "dereg ops",
+                "cost us", "paper-cost us", "touch-cost us");
     // A recorded frame-pool trace reuses a frame only after the whole pool has turned over, so it
     // is also replayed with caches of a quarter, half and all of its footprint (a memory server's
     // default --mr-cache is its DRAM budget: the whole pool).
@@ -486,13 +530,15 @@ int main(int argc, char** argv) {
     for (size_t pages : trace_sizes) {
       for (Replacement rep : kPolicies) {
         const Outcome out = simulate(t.trace, rep, pages, model);
-        std::printf("  %6zu  %-8s %7.4f %8.4f %9" PRIu64 " %9" PRIu64 " %13.0f %13.0f\n", pages, replacement_name(rep), out.hit,
-                    out.partial, out.stats.registrations, out.stats.dereg_batches, out.cost_us, out.cost_paper_us);
+        std::printf("  %6zu  %-8s %7.4f %8.4f %9" PRIu64 " %9" PRIu64 " %13.0f %13.0f %13.0f\n", pages, replacement_name(rep),
+                    out.hit, out.partial, out.stats.registrations, out.stats.dereg_batches, out.cost_us, out.cost_paper_us,
+                    out.cost_touch_us);
         if (!t.real && pages == footprint) json[key("hit", rep, t.name + "_whole_pool")] = out.hit;
         if (pages == o.mlock_pages) {
           json[key("hit", rep, t.name)] = out.hit;
           json[key("cost", rep, t.name)] = out.cost_us;
           json[key("paper_cost", rep, t.name)] = out.cost_paper_us;
+          json[key("touch_cost", rep, t.name)] = out.cost_touch_us;
         }
       }
     }
@@ -502,6 +548,7 @@ int main(int argc, char** argv) {
         json[key("hit", rep, t.name)] = out.hit;
         json[key("cost", rep, t.name)] = out.cost_us;
         json[key("paper_cost", rep, t.name)] = out.cost_paper_us;
+        json[key("touch_cost", rep, t.name)] = out.cost_touch_us;
       }
     }
     if (!t.real || real_pages == 0) continue;
