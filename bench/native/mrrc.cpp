@@ -248,13 +248,11 @@ class FirstTouch final : public Pinner {
   std::vector<bool> seen_;
 };
 
-// The first-touch model: registration costs the fresh per-page rate for a page's first pin and the
-// warm rate (with the warm fit's per-call cost) for every later one; deregistration as the fitted
-// model. Set in main() from the fits.
-struct FirstTouchModel {
-  double fresh_a_us = 0, warm_a_us = 0, warm_b_us = 0, dereg_a_us = 0, dereg_b_us = 0;
-};
-FirstTouchModel g_touch_model;
+// The first-touch model: the warm fit (mlock of resident pages, with the fitted munlock) for every
+// pin, plus the difference to the fresh per-page rate for each page pinned the first time. Set in
+// main() from the fits.
+CostModel g_warm_model;
+double g_fresh_extra_us = 0;  // fresh minus warm, per page
 
 // MRE's section shares for every replay (from --frequent-share, --eviction-share).
 Config g_mre_shares;
@@ -300,10 +298,9 @@ Outcome simulate(const std::vector<TraceRequest>& trace, Replacement rep, size_t
   CountingPinner pinner(kTracePage, false);
   FirstTouch touch(pinner);
   Outcome o = replay(trace, rep, cache_pages, touch, 0, model);
-  const FirstTouchModel& m = g_touch_model;
-  o.cost_touch_us = m.fresh_a_us * double(touch.fresh_pages) + m.warm_a_us * double(touch.warm_pages) +
-                    m.warm_b_us * double(o.stats.registrations) +
-                    m.dereg_a_us * double(o.stats.deregistered_bytes / kTracePage) + m.dereg_b_us * double(o.stats.dereg_batches);
+  o.cost_touch_us = g_warm_model.total_us(o.stats.registrations, touch.fresh_pages + touch.warm_pages,
+                                          o.stats.dereg_batches, o.stats.deregistered_bytes / kTracePage) +
+                    g_fresh_extra_us * double(touch.fresh_pages);
   return o;
 }
 
@@ -465,7 +462,8 @@ int main(int argc, char** argv) {
   // 1. The cost model on this machine.
   const Fits fits = fit_mlock(o.quick ? 15 : 60);
   const CostModel model{fits.reg.a, fits.reg.b, fits.dereg.a, fits.dereg.b};
-  g_touch_model = {fits.reg.a, fits.reg_warm.a, fits.reg_warm.b, fits.dereg.a, fits.dereg.b};
+  g_warm_model = {fits.reg_warm.a, fits.reg_warm.b, fits.dereg.a, fits.dereg.b};
+  g_fresh_extra_us = fits.reg.a - fits.reg_warm.a;
   std::printf("cost model on this machine (least squares over 1..256 pages; medians | every sample):\n");
   std::printf("  mlock, fresh pages : T = %.3f us/page * p + %.3f us | %.3f p + %.3f us\n", fits.reg.a, fits.reg.b,
               fits.reg_mean.a, fits.reg_mean.b);

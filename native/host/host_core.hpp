@@ -15,7 +15,6 @@
 #include "common/lz_view.hpp"
 #include "common/biased_lock.hpp"
 #include "common/segment.hpp"
-#include "common/spin_lock.hpp"
 #include "host/completion_pacer.hpp"
 #include "host/completion_queue.hpp"
 #include "host/direct_path.hpp"
