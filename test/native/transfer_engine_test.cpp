@@ -695,13 +695,16 @@ TEST(engine_fence) {
   pd3_completion out[16];
   CHECK_EQ(pd3_host_poll(host.h, out, 16), 0);  // none of them reached the host
 
-  // Requests published below a fence set ahead of them are discarded unseen by the engine.
+  // Requests published below a fence set ahead of them are discarded unseen by the engine. The
+  // engine reads the fence once per pass, so the reads go out only after it acknowledged the new
+  // one: a pass that began before the store would take them with the old fence and execute them
+  // (their answers would still be dropped, at the response's own fence check).
   const uint64_t ahead = pd3::aref(c->req_tail).load(std::memory_order_acquire) + 3 * 32;  // 3 read slots
   pd3::aref(c->req_fence).store(ahead, std::memory_order_release);
+  REQUIRE(eventually([&] { return pd3::aref(c->agent_fence_ack).load(std::memory_order_acquire) == ahead; }));
   const uint64_t discarded_before = pd3::load_relaxed(c->agent_fenced);
   for (int i = 0; i < 3; ++i) REQUIRE(pd3_host_read(host.h, r, 0, 64, dest.data(), 600 + i) >= 0);
   CHECK(eventually([&] { return pd3::load_relaxed(c->agent_fenced) == discarded_before + 3; }));
-  CHECK(eventually([&] { return pd3::aref(c->agent_fence_ack).load(std::memory_order_acquire) == ahead; }));
   // Past the fence everything flows again.
   std::vector<uint8_t> got;
   CHECK_EQ(read(host.h, r, 0, 64, &got), PD3_OK);

@@ -112,8 +112,9 @@ typedef struct pd3_control {
   uint64_t lz_invalidated;        /* items withdrawn because their key changed */
 
   /* Line 10: the host's fence, written when it declares the agent down (docs/host-library.md).
-   * Requests at request-ring positions below it were already failed by the host: no agent may
-   * execute or answer them. */
+   * Requests at request-ring positions below it were already failed by the host: an agent that has
+   * read the fence discards them unexecuted, and no agent answers them (each response re-checks it).
+   * An agent pass that began before the store may still have taken, and executed, some of them. */
   uint64_t req_fence;
   uint8_t pad_fence[PD3_CACHE_LINE - 8];
 
