@@ -9,7 +9,10 @@
 // it without (PD3_HOST_DIRECT_UNREGISTERED), which this build's TCP transport allows. The host side
 // is bench/native/transfer.cpp (linked against libpd3host). In split layout (the default) the host
 // program runs on the host CPUs, the agent and the memory server on the others (docs/benchmarks.md,
-// "Core layout"). Last line: one JSON object.
+// "Core layout"). A last extra row runs the offloaded host against an agent that answers every
+// request at once from memory (bench/native/instant_agent.cpp: no memory server, no sleep), which
+// shows the host library's own cost per request apart from what waiting for a real agent adds.
+// Last line: one JSON object.
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
-import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
+import { startAgent, startMemserver } from '../examples/harness/processes.js';
 import { MAX_PUBLISH_BATCH } from '../host/index.js';
 
 const USAGE = `usage: npm run bench -- transfer [--quick] [--publish-batch N] [--layout split|shared] [--host-cpus LIST]
@@ -38,6 +41,7 @@ const layout: CoreLayout = applyLayoutOptions(args);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_transfer');
+const INSTANT_AGENT = join(root, 'build', 'pd3_bench_instant_agent');
 const SECONDS = quick ? 3 : 6;
 const REPS = quick ? 1 : 3;
 const WINDOW = 4096;
@@ -57,11 +61,29 @@ interface Run {
   p99_us: number;
 }
 
+/** What runHost stops once the host program has exited. */
+interface Stoppable {
+  stop(): Promise<unknown>;
+}
+
+// Starts the instant agent on the agent's side of the layout; stop() ends it and checks it exited 0.
+function startInstantAgent(segment: string): Promise<Stoppable> {
+  const child = spawnOnSide('other', INSTANT_AGENT, [segment], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return Promise.resolve({
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      if (code !== 0) throw new Error(`${INSTANT_AGENT} ${segment} exited with ${code}`);
+    },
+  });
+}
+
 // Runs the host program; `onSegment` is called with the segment name (offload: start the agent).
-function runHost(args: string[], onSegment?: (segment: string) => Promise<Daemon>): Promise<Run> {
+function runHost(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawnOnSide('host', BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let agent: Promise<Daemon> | null = null;
+    let agent: Promise<Stoppable> | null = null;
     let last = '';
     createInterface({ input: child.stdout! }).on('line', (line) => {
       last = line;
@@ -93,6 +115,7 @@ try {
   const direct: Run[] = [];
   const direct1: Run[] = [];
   const directUnreg: Run[] = [];
+  const instant: Run[] = [];
   for (let rep = 0; rep < REPS; ++rep) {
     // Interleaved, so drift in the machine's speed hits every configuration alike.
     offload.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--latency-reads', String(LATENCY_READS),
@@ -103,6 +126,8 @@ try {
     direct1.push(await runHost([...common, '--mode', 'direct', '--threads', '1', '--servers', `127.0.0.1:${server.port}`]));
     directUnreg.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--register', '0',
       '--servers', `127.0.0.1:${server.port}`]));
+    instant.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--publish-batch', String(PUBLISH_BATCH)],
+      startInstantAgent));
   }
   const row = (name: string, runs: Run[]): { mops: number; cpu: number; cores: number } => {
     const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
@@ -117,6 +142,7 @@ try {
   const d = row('direct  (2 host threads)', direct);
   row('direct  (1 host thread, extra row)', direct1);
   const du = row('direct  (2 threads, unregistered, extra)', directUnreg);
+  const oi = row(`offload, instant agent (batch ${PUBLISH_BATCH}, extra)`, instant);
   const p50 = median(offload.map((x) => x.p50_us));
   const p99 = median(offload.map((x) => x.p99_us));
   console.log(`single read through the agent: p50 ${p50.toFixed(1)} us, p99 ${p99.toFixed(1)} us (${LATENCY_READS} reads)`);
@@ -139,6 +165,8 @@ try {
     direct_unregistered_mops: +du.mops.toFixed(4),
     direct_unregistered_host_cpu_ns_per_op: +du.cpu.toFixed(1),
     cpu_ratio_unregistered: +(o.cpu / du.cpu).toFixed(4),
+    offload_instant_mops: +oi.mops.toFixed(4),
+    offload_instant_host_cpu_ns_per_op: +oi.cpu.toFixed(1),
   }));
 } finally {
   await server.stop();
