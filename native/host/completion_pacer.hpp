@@ -10,9 +10,9 @@
 
 namespace pd3 {
 
-// Learns the rate at which ring requests complete and turns it into a sleep. Written by the
-// response ring's drainer (under poll_mu) and by the publisher that ends an idle spell (under
-// id_mu); any thread reads.
+// Learns the rate at which ring requests complete and turns it into a sleep, and how long waits
+// that the completion doorbell ends take. Written by the response ring's drainer (under poll_mu),
+// by the publisher that ends an idle spell (under id_mu) and by woken waiters; any thread reads.
 class CompletionPacer {
  public:
   static constexpr uint64_t kMinSleepNs = 50'000;    // the sleep of a wait with nothing learnt
@@ -50,12 +50,34 @@ class CompletionPacer {
     return std::min(ns, remaining_ns);
   }
 
+  // A wait that the completion doorbell ended took `waited_ns` from its first sleep. Any waiter
+  // calls it; two at once may lose one sample, which only mis-sizes one cap.
+  void on_woken(uint64_t waited_ns) {
+    // relaxed: a hint like the rate; see on_drain.
+    const uint64_t old = woken_after_ns_.load(std::memory_order_relaxed);
+    woken_after_ns_.store(old == 0 ? waited_ns : (old * 7 + waited_ns) / 8, std::memory_order_relaxed);
+  }
+
+  // How long a doorbell wait sleeps at most, for a wait whose guessed sleep is `sleep_ns`, at most
+  // `remaining_ns`: twice the guess, or twice what woken waits have lately taken where that is
+  // longer. Answers that arrive in bursts (an agent that sends a whole window to its memory
+  // servers and gets it back at once) take longer to reach a wait's target than the mean rate
+  // says, and a cap at the guess would end most waits in a time-out and a second sleep. Where the
+  // doorbell cannot wake the host (a DPU without an interrupt path), no wait is ever woken and the
+  // cap stays twice the guess.
+  uint64_t wait_cap_ns(uint64_t sleep_ns, uint64_t remaining_ns) const {
+    // relaxed: see on_woken.
+    const uint64_t learnt = woken_after_ns_.load(std::memory_order_relaxed);
+    return std::min<uint64_t>({2 * std::max(sleep_ns, learnt), kMaxSleepNs, remaining_ns});
+  }
+
   // Nanoseconds per completion learnt so far (0: nothing yet).
   uint64_t ns_per_completion() const { return ns_per_completion_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<uint64_t> since_ns_{0};
   std::atomic<uint64_t> ns_per_completion_{0};
+  std::atomic<uint64_t> woken_after_ns_{0};  // moving mean of woken waits' length (0: none yet)
 };
 
 }  // namespace pd3

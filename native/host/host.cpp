@@ -283,6 +283,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
   if (h == nullptr) return PD3_E_INVAL;
   HostCore& core = *h->core;
   const uint64_t deadline = pd3::now_ns() + uint64_t(timeout_us) * 1000;
+  uint64_t first_sleep_ns = 0;  // when this call first slept on the completion doorbell
   for (;;) {
     (void)pd3::publish_staged(h);  // PD3_E_AGAIN: retried at the next look
     pd3::collect(core);
@@ -301,11 +302,14 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
     if (core.direct == nullptr || core.direct->wait(slice_us) == 0) {
       if (core.direct == nullptr || core.direct->outstanding() == 0) {
         if (core.owner && inflight > 0) {
-          // Capped at twice the pacer's guess (at most 1 ms): a wait for answers that will not come
-          // (some went to other handles), or an agent whose wake cannot reach us (a DPU), costs a
-          // little more than the guessed sleep did, never a hang.
-          const uint64_t cap = std::min<uint64_t>({2 * sleep_ns, pd3::CompletionPacer::kMaxSleepNs, deadline - now});
-          (void)pd3::wait_for_responses(core.control(), pd3::CompletionPacer::batch(inflight), cap);
+          // Capped (CompletionPacer::wait_cap_ns, at most 1 ms): a wait for answers that will not
+          // come (some went to other handles), or an agent whose wake cannot reach us (a DPU), costs
+          // a little more than the guessed sleep did, never a hang.
+          if (first_sleep_ns == 0) first_sleep_ns = now;
+          const uint64_t cap = core.pacer.wait_cap_ns(sleep_ns, deadline - now);
+          if (pd3::wait_for_responses(core.control(), pd3::CompletionPacer::batch(inflight), cap) ==
+              pd3::ResponseWait::kWoken)
+            core.pacer.on_woken(pd3::now_ns() - first_sleep_ns);
         } else {
           const timespec ts{time_t(sleep_ns / 1000000000ull), long(sleep_ns % 1000000000ull)};
           nanosleep(&ts, nullptr);
