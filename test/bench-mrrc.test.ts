@@ -77,5 +77,35 @@ describe('bench mrrc', () => {
     expect(g('nocache_touch_cost_recorded') / nocache).toBeCloseTo(1, 4);
     expect(g('mrrc_touch_cost_recorded') / mrrc).toBeCloseTo(1, 4);
     expect(g('mrrc_touch_cost_ratio_httpd_like')).toBeCloseTo(g('mrrc_touch_cost_httpd_like') / g('nocache_touch_cost_httpd_like'), 6);
+    // The lower bound on any cache's cost: here, keeping the one frame, registered once.
+    expect(g('bound_cost_recorded') / (g('reg_a_us') * 16 + g('reg_b_us'))).toBeCloseTo(1, 4);
+    // On the HTTPD-like trace (independent draws) no replayed cache goes below it.
+    expect(g('bound_cost_httpd_like')).toBeLessThan(g('mrrc_cost_httpd_like'));
+    expect(g('bound_cost_httpd_like')).toBeLessThan(g('pindown_cost_httpd_like'));
+    expect(g('bound_cost_ratio_httpd_like')).toBeCloseTo(g('bound_cost_httpd_like') / g('nocache_cost_httpd_like'), 6);
+  });
+
+  it('the lower bound is worked out by hand, and left out for a trace whose ranges overlap', () => {
+    // Two files: A (2 pages) asked 30 times, B (4 pages) 10 times; a 4-page cache. Keeping A saves
+    // 30 misses for one registration; B would save less per page, so half of B fills the rest.
+    const two = join(dir, 'two-files.txt');
+    writeFileSync(two, header + '0 8192\n'.repeat(30) + '8192 16384\n'.repeat(10));
+    const r = run(['--quick', '--requests', '500', '--cache-pages', '4', '--trace', two]);
+    expect(r.status, r.stderr).toBe(0);
+    const g = JSON.parse(r.stdout.trimEnd().split('\n').at(-1)!) as Record<string, number>;
+    const reg = (p: number): number => g.reg_a_us! * p + g.reg_b_us!;
+    const miss = (p: number): number => reg(p) + g.dereg_a_us! * p;  // deregistration without its per-call part
+    const all = 30 * miss(2) + 10 * miss(4);
+    const saveA = 30 * miss(2) - reg(2), saveB = 10 * miss(4) - reg(4);
+    expect(saveA / 2).toBeGreaterThan(saveB / 4);
+    expect(g.bound_cost_recorded! / (all - saveA - saveB / 2)).toBeCloseTo(1, 4);
+    // A page inside a block is not an independent object: no bound is given.
+    const overlapping = join(dir, 'overlapping.txt');
+    writeFileSync(overlapping, header + '0 8192\n4096 4096\n'.repeat(20));
+    const o = run(['--quick', '--requests', '500', '--trace', overlapping]);
+    expect(o.status, o.stderr).toBe(0);
+    const h = JSON.parse(o.stdout.trimEnd().split('\n').at(-1)!) as Record<string, number>;
+    expect(h.bound_cost_recorded).toBeUndefined();
+    expect(h.mrrc_hit_recorded).toBeGreaterThan(0);
   });
 });

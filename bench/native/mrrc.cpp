@@ -26,6 +26,7 @@
 #include "mrrc/mlock_pinner.hpp"
 #include "mrrc/region_cache.hpp"
 #include "mrrc/trace_file.hpp"
+#include "mrrc_bound.hpp"
 #include "mrrc_traces.hpp"
 
 namespace {
@@ -428,6 +429,18 @@ std::string key(const char* what, Replacement rep, const std::string& trace) {
   return std::string(name) + "_" + what + "_" + trace;
 }
 
+// The table row of the lower bound on any cache's cost (mrrc_bound.hpp) at `pages`, and at the
+// headline size its JSON key, bound_cost_<trace>. Traces whose requested ranges overlap (Cello-like:
+// a page inside a block) get no bound: their objects are not independent.
+void report_bound(const std::string& trace_name, const std::vector<TraceRequest>& trace, size_t pages, bool headline,
+                  const CostModel& model, std::map<std::string, double>* json) {
+  const pd3::bench::CostBound b = pd3::bench::registration_cost_bound(trace, pages, kTracePage, model);
+  if (!b.applies) return;
+  std::printf("  %6zu  %-8s %7s %8s %9s %9s %13.0f %13s %13s   (no cache of this size can expect less)\n", pages, "bound",
+              "-", "-", "-", "-", b.cost_us, "-", "-");
+  if (headline) (*json)["bound_cost_" + trace_name] = b.cost_us;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -539,6 +552,7 @@ int main(int argc, char** argv) {
           json[key("touch_cost", rep, t.name)] = out.cost_touch_us;
         }
       }
+      report_bound(t.name, t.trace, pages, pages == o.mlock_pages, model, &json);
     }
     if (std::find(sizes.begin(), sizes.end(), o.mlock_pages) == sizes.end()) {
       for (Replacement rep : kPolicies) {
@@ -548,6 +562,7 @@ int main(int argc, char** argv) {
         json[key("paper_cost", rep, t.name)] = out.cost_paper_us;
         json[key("touch_cost", rep, t.name)] = out.cost_touch_us;
       }
+      report_bound(t.name, t.trace, o.mlock_pages, true, model, &json);
     }
     if (!t.real || real_pages == 0) continue;
     std::printf("  real mlock/munlock replay at %zu pages (%.1f MiB):\n", real_pages, double(real_pages) * kTracePage / 1048576.0);
