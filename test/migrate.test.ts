@@ -191,6 +191,8 @@ describe('heat and the move decision', () => {
     expect((await client.request(constants.OP_CONTROL, constants.CTL_SEAL, region, 0)).status).toBe(constants.status.PD3_E_INVAL);
     expect((await client.request(constants.OP_CONTROL, constants.CTL_FREEZE, region, 0)).status).toBe(0);
     expect((await client.request(constants.OP_WRITE, region, 0, 4, Buffer.from('lost'))).status).toBe(constants.status.PD3_E_MOVED);
+    // Counters are published after the server's loop pass, which may end after our answer.
+    await waitUntil(() => server.stats().moved_refusals >= 1, 2000, 'the refusal counted');
     expect(server.stats().moved_refusals).toBe(1);
     await expect(client.request(constants.OP_READ, region, 0, client.maxPayload() + 1)).rejects.toMatchObject({ code: 'PD3_E_TOO_BIG' });
     client.close();
