@@ -147,7 +147,8 @@ try {
   const p99 = median(offload.map((x) => x.p99_us));
   console.log(`single read through the agent: p50 ${p50.toFixed(1)} us, p99 ${p99.toFixed(1)} us (${LATENCY_READS} reads)`);
   console.log(`ratios: offload/direct throughput ${(o.mops / d.mops).toFixed(2)}, ` +
-    `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.4; against direct unregistered ${(o.cpu / du.cpu).toFixed(3)})`);
+    `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.4; against direct unregistered ${(o.cpu / du.cpu).toFixed(3)}; ` +
+    `the instant agent's host against direct unregistered ${(oi.cpu / du.cpu).toFixed(3)})`);
   console.log(JSON.stringify({
     layout: layout!.name,
     offload_mops: +o.mops.toFixed(4),
@@ -167,6 +168,7 @@ try {
     cpu_ratio_unregistered: +(o.cpu / du.cpu).toFixed(4),
     offload_instant_mops: +oi.mops.toFixed(4),
     offload_instant_host_cpu_ns_per_op: +oi.cpu.toFixed(1),
+    cpu_ratio_instant_unregistered: +(oi.cpu / du.cpu).toFixed(4),
   }));
 } finally {
   await server.stop();
