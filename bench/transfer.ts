@@ -133,7 +133,8 @@ try {
     const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
       cores: median(runs.map((x) => x.host_cpu_cores)) };
     console.log(`${name.padEnd(42)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
-      `${r.cores.toFixed(2)} host cores  (runs: ${runs.map((x) => x.mops.toFixed(3)).join(', ')})`);
+      `${r.cores.toFixed(2)} host cores  (runs, Mops/s and host ns/op: ` +
+      `${runs.map((x) => `${x.mops.toFixed(3)}/${x.host_cpu_ns_per_op.toFixed(0)}`).join(', ')})`);
     return r;
   };
   console.log(`transfer: 64 B writes+reads, window ${WINDOW}/thread, ${SECONDS} s x ${REPS} runs (median)`);
