@@ -2,7 +2,7 @@
 // (build/pd3_bench_transfer) against the instant agent (build/pd3_bench_instant_agent), the
 // benchmark's row of the host library's own cost. Every request the host counts as done must be one
 // the agent answered, with no error, and the agent must stop cleanly on SIGTERM.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -24,21 +24,21 @@ describe('bench transfer: the host program against the instant agent', () => {
       { stdio: ['ignore', 'pipe', 'pipe'] });
     let hostErr = '';
     host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
-    let agent: ReturnType<typeof spawn> | null = null;
+    const started: { agent?: ChildProcess } = {};  // set from the line callback
     let agentOut = '';
     let last = '';
     createInterface({ input: host.stdout! }).on('line', (line) => {
       last = line;
       if ((JSON.parse(line) as { segment?: string }).segment !== undefined) {
-        agent = spawn(build('pd3_bench_instant_agent'), [segment], { stdio: ['ignore', 'pipe', 'inherit'] });
-        agent.stdout!.on('data', (d: Buffer) => (agentOut += d.toString()));
+        started.agent = spawn(build('pd3_bench_instant_agent'), [segment], { stdio: ['ignore', 'pipe', 'inherit'] });
+        started.agent.stdout!.on('data', (d: Buffer) => (agentOut += d.toString()));
       }
     });
     const hostCode = await new Promise<number | null>((resolve) => host.on('exit', resolve));
     expect(hostErr).toBe('');
     expect(hostCode).toBe(0);
-    expect(agent).not.toBeNull();
-    const a = agent as unknown as ReturnType<typeof spawn>;
+    const a = started.agent;
+    if (a === undefined) throw new Error('the host program never named its segment');
     const agentExit = new Promise<number | null>((resolve) => a.on('exit', resolve));
     a.kill('SIGTERM');
     expect(await agentExit).toBe(0);

@@ -68,10 +68,9 @@ int main(int argc, char** argv) {
       if (!v.has_header) return;
       pd3_alloc_reply alloc{};
       const Answer a = v.status == PD3_OK ? answer(v.hdr, zeros, &alloc) : Answer{};
-      const int status = v.status == PD3_OK ? PD3_OK : v.status;
-      if (session->responses().add(v.hdr.op_id, status, a.data, a.size) == PD3_E_AGAIN) {
+      if (session->responses().add(v.hdr.op_id, v.status, a.data, a.size) == PD3_E_AGAIN) {
         session->responses().flush();  // the ring is full: publish what is staged, then wait for room
-        while (!g_stop && session->responses().add(v.hdr.op_id, status, a.data, a.size) == PD3_E_AGAIN) {
+        while (!g_stop && session->responses().add(v.hdr.op_id, v.status, a.data, a.size) == PD3_E_AGAIN) {
         }
       }
       ++answered;

@@ -58,7 +58,6 @@ CostBound registration_cost_bound(const std::vector<mrrc::TraceRequest>& trace, 
   }
   out.applies = true;
   out.cost_us = all_miss_us - saved_us;
-  out.kept_pages = double(capacity_pages) - room;
   return out;
 }
 

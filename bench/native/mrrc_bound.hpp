@@ -27,7 +27,6 @@ namespace pd3::bench {
 struct CostBound {
   bool applies = false;  // false: two distinct requested ranges overlap (the objects are not independent)
   double cost_us = 0;    // the least cost any cache of the capacity can expect on the trace
-  double kept_pages = 0; // pages of the (fractionally) kept set: the capacity, or every object
 };
 
 // The bound for `trace` under `model` with a cache of `capacity_pages` pages of `page` bytes.
