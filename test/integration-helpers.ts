@@ -99,11 +99,16 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every `stepMs` until it returns true; throws naming `what` after `ms`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, ms: number, what: string, stepMs = 20): Promise<void> {
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string | (() => string),
+  stepMs = 20,
+): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not true within ${ms} ms`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : what()}: not true within ${ms} ms`);
     await sleep(stepMs);
   }
 }

@@ -15,6 +15,9 @@ import { waitUntil } from './integration-helpers.js';
 const ETCD = findEtcd("pd3-kv's named remote log");
 const SECRET = randomBytes(16).toString('hex');
 const quiet = new Logger('pd3-kv', 'error');
+// pd3-kv's own lines, kept for a failure's message: which regions were found again, which created.
+const kvLines: string[] = [];
+const kvLogger = new Logger('pd3-kv', 'info', (line) => kvLines.push(line));
 
 describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
   let etcd: EtcdServer;
@@ -46,7 +49,7 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
         listen: '127.0.0.1:0', mode: 'sync', pageSize: '4K', memoryBudget: '16K', regionSize: '64K',
         memservers: [`127.0.0.1:${server.port}`], etcd: etcd.url, leaseTtl: 2, tenant: 'kv-tenant', logName, logLevel: 'error',
       },
-      { logger: quiet, env: { PD3_TOKEN: tenantCredential(SECRET, 'kv-tenant', constants.TENANT_CREDENTIAL_CONTEXT) } },
+      { logger: kvLogger, env: { PD3_TOKEN: tenantCredential(SECRET, 'kv-tenant', constants.TENANT_CREDENTIAL_CONTEXT) } },
     );
     const client = new Redis({ port: kv.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
     await client.connect();
@@ -75,7 +78,9 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
     expect(field(second, 'remote_regions')).toBe(regions);
     // remote_regions counts a region from the moment it is asked for, remote_regions_found once its
     // open has answered: the last one may still be on its way when runKv returns.
-    await waitUntil(() => field(second, 'remote_regions_found') === regions, 10_000, 'every region found again');
+    await waitUntil(() => field(second, 'remote_regions_found') === regions, 10_000, () =>
+      `every region found again (found ${field(second, 'remote_regions_found')} of ${regions}, ` +
+      `the server holds ${regionsHeld()}; pd3-kv's last lines:\n${kvLines.slice(-12).join('')})`);
     expect(regionsHeld()).toBe(regions); // none allocated anew
     await second.close();
 
