@@ -12,7 +12,11 @@
 // "Core layout"). A last extra row runs the offloaded host against an agent that answers every
 // request at once from memory (bench/native/instant_agent.cpp: no memory server, no sleep), which
 // shows the host library's own cost per request apart from what waiting for a real agent adds.
+// Before and after every run, bench/native/core_to_core.cpp times one cache line's round trip
+// between the host's CPU and the agent's: in a VM, where the hypervisor places the two vCPUs
+// changes what every ring-based row costs, and the runs print it so that a reader can tell.
 // Last line: one JSON object.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,6 +46,7 @@ const layout: CoreLayout = applyLayoutOptions(args);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'build', 'pd3_bench_transfer');
 const INSTANT_AGENT = join(root, 'build', 'pd3_bench_instant_agent');
+const CORE_TO_CORE = join(root, 'build', 'pd3_bench_core_to_core');
 const SECONDS = quick ? 3 : 6;
 const REPS = quick ? 1 : 3;
 const WINDOW = 4096;
@@ -59,6 +64,30 @@ interface Run {
   host_cpu_cores: number;
   p50_us: number;
   p99_us: number;
+  /** ns per cache-line round trip between the two CPUs, just before and just after the run. */
+  lineBefore: number | null;
+  lineAfter: number | null;
+}
+
+// The two CPUs whose line round trip is timed: the host's first and the agent's first (split), or
+// the first two this process may use (shared); null with fewer than two.
+const PROBE_CPUS: [number, number] | null = layout.name === 'split'
+  ? [layout.hostCpus[0]!, layout.otherCpus[0]!]
+  : layout.hostCpus.length >= 2 ? [layout.hostCpus[0]!, layout.hostCpus[1]!] : null;
+
+// One cache line's round trip between PROBE_CPUS, in ns (200 ms of round trips), or null.
+function lineRoundTrip(): Promise<number | null> {
+  if (PROBE_CPUS === null) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const child = spawn(CORE_TO_CORE, PROBE_CPUS.map(String), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`${CORE_TO_CORE} ${PROBE_CPUS.join(' ')} exited with ${code}`));
+      else resolve((JSON.parse(out) as { ns_per_round_trip: number }).ns_per_round_trip);
+    });
+  });
 }
 
 /** What runHost stops once the host program has exited. */
@@ -79,8 +108,15 @@ function startInstantAgent(segment: string): Promise<Stoppable> {
   });
 }
 
-// Runs the host program; `onSegment` is called with the segment name (offload: start the agent).
-function runHost(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Run> {
+// Runs the host program between two line round trips; `onSegment` is called with the segment
+// name (offload: start the agent).
+async function runHost(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Run> {
+  const lineBefore = await lineRoundTrip();
+  const run = await runHostProgram(args, onSegment);
+  return { ...run, lineBefore, lineAfter: await lineRoundTrip() };
+}
+
+function runHostProgram(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Omit<Run, 'lineBefore' | 'lineAfter'>> {
   return new Promise((resolve, reject) => {
     const child = spawnOnSide('host', BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let agent: Promise<Stoppable> | null = null;
@@ -94,11 +130,15 @@ function runHost(args: string[], onSegment?: (segment: string) => Promise<Stoppa
       const done = async (): Promise<void> => {
         if (agent) await (await agent).stop();
         if (code !== 0) throw new Error(`${BIN} ${args.join(' ')} exited with ${code}`);
-        resolve(JSON.parse(last) as Run);
+        resolve(JSON.parse(last) as Omit<Run, 'lineBefore' | 'lineAfter'>);
       };
       done().catch(reject);
     });
   });
+}
+
+function lineText(r: Run): string {
+  return r.lineBefore === null || r.lineAfter === null ? '-' : `${r.lineBefore.toFixed(0)}-${r.lineAfter.toFixed(0)}`;
 }
 
 function median(xs: number[]): number {
@@ -133,8 +173,8 @@ try {
     const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
       cores: median(runs.map((x) => x.host_cpu_cores)) };
     console.log(`${name.padEnd(42)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
-      `${r.cores.toFixed(2)} host cores  (runs, Mops/s and host ns/op: ` +
-      `${runs.map((x) => `${x.mops.toFixed(3)}/${x.host_cpu_ns_per_op.toFixed(0)}`).join(', ')})`);
+      `${r.cores.toFixed(2)} host cores  (runs, Mops/s / host ns/op / line round trip ns before-after: ` +
+      `${runs.map((x) => `${x.mops.toFixed(3)}/${x.host_cpu_ns_per_op.toFixed(0)}/${lineText(x)}`).join(', ')})`);
     return r;
   };
   console.log(`transfer: 64 B writes+reads, window ${WINDOW}/thread, ${SECONDS} s x ${REPS} runs (median)`);
@@ -146,6 +186,12 @@ try {
   const oi = row(`offload, instant agent (batch ${PUBLISH_BATCH}, extra)`, instant);
   const p50 = median(offload.map((x) => x.p50_us));
   const p99 = median(offload.map((x) => x.p99_us));
+  const lines = [offload, offload1, direct, direct1, directUnreg, instant].flat()
+    .flatMap((r) => [r.lineBefore, r.lineAfter]).filter((x): x is number => x !== null);
+  if (lines.length > 0) {
+    console.log(`cache line round trip CPU ${PROBE_CPUS!.join(' <-> CPU ')}: median ${median(lines).toFixed(0)} ns, ` +
+      `${Math.min(...lines).toFixed(0)}-${Math.max(...lines).toFixed(0)} over the runs`);
+  }
   console.log(`single read through the agent: p50 ${p50.toFixed(1)} us, p99 ${p99.toFixed(1)} us (${LATENCY_READS} reads)`);
   console.log(`ratios: offload/direct throughput ${(o.mops / d.mops).toFixed(2)}, ` +
     `host CPU offload/direct ${(o.cpu / d.cpu).toFixed(3)} (target <= 0.4; against direct unregistered ${(o.cpu / du.cpu).toFixed(3)}; ` +
@@ -170,6 +216,8 @@ try {
     offload_instant_mops: +oi.mops.toFixed(4),
     offload_instant_host_cpu_ns_per_op: +oi.cpu.toFixed(1),
     cpu_ratio_instant_unregistered: +(oi.cpu / du.cpu).toFixed(4),
+    line_round_trip_ns: lines.length > 0 ? +median(lines).toFixed(1) : null,
+    line_round_trip_ns_range: lines.length > 0 ? [+Math.min(...lines).toFixed(1), +Math.max(...lines).toFixed(1)] : null,
   }));
 } finally {
   await server.stop();

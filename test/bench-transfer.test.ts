@@ -2,10 +2,12 @@
 // (build/pd3_bench_transfer) against the instant agent (build/pd3_bench_instant_agent), the
 // benchmark's row of the host library's own cost. Every request the host counts as done must be one
 // the agent answered, with no error, and the agent must stop cleanly on SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { parseCpuList } from '../dist/examples/harness/core-layout.js';
 
 const build = (name: string): string => fileURLToPath(new URL(`../build/${name}`, import.meta.url));
 
@@ -67,3 +69,45 @@ describe('bench transfer: the host program against the instant agent', () => {
     expect(missing.err).toMatch(/instant agent: attach pd3-test-no-such-segment-\d+: /);
   });
 });
+
+// The line round trip printed beside every run of `bench transfer`.
+describe('bench transfer: the cache line round trip between two CPUs', () => {
+  const run = (args: string[]): { code: number | null; out: string; err: string } => {
+    const r = spawnSync(build('pd3_bench_core_to_core'), args, { encoding: 'utf8' });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+  const cpus = allowedCpus();
+
+  it.skipIf(cpus.length < 2)('times round trips between two allowed CPUs', () => {
+    const r = run([String(cpus[0]), String(cpus[1]), '--ms', '50']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const m = JSON.parse(r.out) as { cpus: number[]; round_trips: number; ns_per_round_trip: number };
+    expect(m.cpus).toEqual([cpus[0], cpus[1]]);
+    // It looks at the clock every 256 round trips and stops at the first look past 50 ms: whole
+    // runs of 256, lasting at least the 50 ms asked for. (No upper bound: on a loaded machine a
+    // round trip may wait for the scheduler.) A round trip between two CPUs is never free.
+    expect(m.round_trips % 256).toBe(0);
+    expect(m.round_trips).toBeGreaterThanOrEqual(256);
+    expect(m.ns_per_round_trip * m.round_trips).toBeGreaterThanOrEqual(50e6 - 0.05 * m.round_trips);  // printed to 0.1 ns
+    expect(m.ns_per_round_trip).toBeGreaterThan(1);
+  });
+
+  it('refuses a bad command line (exit 2) and a CPU it may not run on (exit 1)', () => {
+    for (const args of [[], ['0'], ['0', '0'], ['0', 'x'], ['0', '1', '--ms', '0'], ['0', '1', '--ms', '10001'], ['0', '1', '--ms'], ['-1', '1']]) {
+      const r = run(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toMatch(/^usage: pd3_bench_core_to_core CPU_A CPU_B/);
+    }
+    const outside = Math.max(...cpus) + 1;
+    const r = run([String(cpus[0]), String(outside)]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`cannot run on CPU ${outside}`);
+  });
+});
+
+// The CPUs this process may run on (Cpus_allowed_list), as the benchmark's layout reads them.
+function allowedCpus(): number[] {
+  const m = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? parseCpuList(m[1]!, 'Cpus_allowed_list') : [];
+}
