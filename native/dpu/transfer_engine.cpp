@@ -14,7 +14,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 
 #include "common/tenant_credential.hpp"
 #include "common/error.hpp"
@@ -23,6 +22,7 @@
 #include "dpu/agent_session.hpp"
 #include "dpu/hint_table.hpp"
 #include "dpu/host_replies.hpp"
+#include "dpu/link_table.hpp"
 #include "dpu/response_buffer.hpp"
 #include "dpu/server_link.hpp"
 #include "common/unique_fd.hpp"
@@ -104,8 +104,6 @@ class Engine final : public TransferEngine, private PrefetchPort {
   // Routing (paper §6.1: requests to the server named by their region's top bits).
   void route(const RequestView& v, uint64_t now);
   int link_for_region(uint32_t region, int* status) const;
-  int link_of_server(uint32_t server_id) const;  // the link serving that server id, or -1
-  void forget_server(int li);  // link li no longer serves its server id (closed, or taken over)
   int pick_allocate_link(uint32_t size, uint64_t tried, bool retry);
   void send_allocate(int link, const LinkRecord& meta, uint64_t now);
   void forward(int link, const uint8_t* record, uint32_t record_len, LinkRecord meta, uint64_t now);
@@ -121,11 +119,10 @@ class Engine final : public TransferEngine, private PrefetchPort {
 
   // Links.
   void apply_members();  // the membership changes set_member queued
-  int link_of_endpoint(const Endpoint& endpoint) const;  // -1: none
   void add_link(const Endpoint& endpoint);
   void fail_link(int link, int status, const std::string& why, uint64_t now);
   void on_link_up(int link);
-  void refresh_server(int link);
+  void refresh_server(int link) { links_.refresh(link, placement_.live(size_t(link))); }
 
   // Host View (Table 2).
   void run_host_view(HostViewOp op, std::vector<uint64_t>* hashes);
@@ -156,11 +153,7 @@ class Engine final : public TransferEngine, private PrefetchPort {
   std::unique_ptr<ResponseBuffer> buffer_;
   UniqueFd epoll_;
   LinkOptions link_options_;  // what every link is built with, those added at run time too
-  std::vector<std::unique_ptr<ServerLink>> links_;
-  std::unordered_map<uint32_t, int> link_of_server_;  // server id → link index of the connected server
-  std::vector<bool> seen_up_;            // per link: it connected at least once
-  std::vector<std::string> logged_;      // per link: the connect failure last logged
-  std::vector<bool> joined_;             // per link: added at run time, for a server that joined the pool
+  LinkTable links_;  // the memory-server links, and what servers() reports of them
   HostReplies replies_;
   std::map<uint32_t, uint32_t> region_bytes_;  // region → capacity, for free-byte estimates
   Placement placement_;                  // where ALLOCATE goes
@@ -174,8 +167,6 @@ class Engine final : public TransferEngine, private PrefetchPort {
 
   LogQueue log_;
   Counters counters_;
-  mutable std::mutex servers_mu_;  // guards servers_
-  std::vector<ServerState> servers_;
 
   // One membership change, from set_member (any thread) to the engine thread.
   struct MemberCommand {
@@ -222,15 +213,8 @@ int Engine::init() {
   // A quarter of the buffer per frame keeps several frames in flight (pipelining) while the
   // buffer is shared; a record whose response alone is larger still goes, in a frame of its own.
   lo.frame_response_cap = options_.response_buffer_bytes / 4;
-  for (size_t i = 0; i < options_.servers.size(); ++i) {
-    links_.push_back(std::make_unique<ServerLink>(options_.servers[i], uint32_t(i), epoll_.get(), lo));
-    ServerState s;
-    s.endpoint = options_.servers[i];
-    servers_.push_back(s);
-  }
-  seen_up_.assign(links_.size(), false);
-  logged_.assign(links_.size(), std::string());
-  joined_.assign(links_.size(), false);
+  for (size_t i = 0; i < options_.servers.size(); ++i)
+    links_.install(i, std::make_unique<ServerLink>(options_.servers[i], uint32_t(i), epoll_.get(), lo), /*joined=*/false);
   if (prefetching) {
     if (const int rc = PrefetchPath::start(options_.prefetch, host_view_.get(), &session_->zone(), this, &log_,
                                            &doorbell_, &prefetch_))
@@ -285,10 +269,7 @@ EngineStats Engine::stats() const {
   return s;
 }
 
-std::vector<ServerState> Engine::servers() const {
-  std::lock_guard lock(servers_mu_);
-  return servers_;
-}
+std::vector<ServerState> Engine::servers() const { return links_.snapshot(); }
 
 int Engine::set_member(const Endpoint& endpoint, bool member) {
   if (endpoint.host.empty() || endpoint.port == 0)
@@ -359,7 +340,7 @@ bool Engine::service_sockets(uint64_t now) {
   const int n = epoll_wait(epoll_.get(), events, kMaxEvents, 0);
   for (int e = 0; e < n; ++e) {
     const int li = int(events[e].data.u32);
-    ServerLink& link = *links_[li];
+    ServerLink& link = links_[li];
     const bool was_up = link.up();
     received_.clear();
     const int rc = link.on_events(events[e].events, &received_);
@@ -395,7 +376,7 @@ bool Engine::service_timers(uint64_t now) {
   bool worked = false;
   bool connecting = false;
   for (size_t li = 0; li < links_.size(); ++li) {
-    ServerLink& link = *links_[li];
+    ServerLink& link = links_[li];
     const LinkState before = link.state();
     const int rc = link.state() == LinkState::kDown ? link.connect_if_due(now) : link.check_deadlines(now);
     if (rc != PD3_OK) {
@@ -440,7 +421,7 @@ bool Engine::take_requests(uint64_t now) {
 bool Engine::dispatch(uint64_t now) {
   bool worked = false;
   for (size_t li = 0; li < links_.size(); ++li) {
-    ServerLink& link = *links_[li];
+    ServerLink& link = links_[li];
     if (!link.up()) continue;
     const uint64_t before = link.frames_sent();
     if (const int rc = link.dispatch(now, *buffer_)) {
@@ -501,11 +482,11 @@ void Engine::shutdown() {
   const uint64_t now = now_ns();
   for (size_t li = 0; li < links_.size(); ++li) {
     orphans_.clear();
-    links_[li]->close(now, *buffer_, &orphans_);
+    links_[li].close(now, *buffer_, &orphans_);
     fail_records(orphans_, PD3_E_UNAVAILABLE);
     refresh_server(int(li));
   }
-  link_of_server_.clear();
+  links_.forget_all_servers();
   publish();
   if (!replies_.empty())
     log_.log(LogLevel::kWarn, "engine.undelivered", "%zu responses not delivered at stop: the response ring is full",
@@ -581,29 +562,18 @@ void Engine::route(const RequestView& v, uint64_t now) {
   }
 }
 
-void Engine::forget_server(int li) {
-  const int id = links_[li]->server_id();
-  if (id >= 0 && link_of_server(uint32_t(id)) == li) link_of_server_.erase(uint32_t(id));
-}
-
-int Engine::link_of_server(uint32_t server_id) const {
-  const auto it = link_of_server_.find(server_id);
-  return it == link_of_server_.end() ? -1 : it->second;
-}
-
 int Engine::link_for_region(uint32_t region, int* status) const {
-  const int li = link_of_server(pd3_region_server(region));
+  const int li = links_.of_server(pd3_region_server(region));
   if (li >= 0) return li;
   // No connected server has that id: if every server is connected the region cannot exist,
   // otherwise it may belong to one that is down.
-  const bool all_up = std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->up(); });
-  *status = all_up ? PD3_E_BAD_REGION : PD3_E_UNAVAILABLE;
+  *status = links_.all_up() ? PD3_E_BAD_REGION : PD3_E_UNAVAILABLE;
   return -1;
 }
 
 int Engine::pick_allocate_link(uint32_t size, uint64_t tried, bool retry) {
   candidates_.resize(links_.size());
-  for (size_t li = 0; li < links_.size(); ++li) candidates_[li] = {links_[li]->up(), links_[li]->free_bytes()};
+  for (size_t li = 0; li < links_.size(); ++li) candidates_[li] = {links_[li].up(), links_[li].free_bytes()};
   // A retry only goes where it may fit; a first try goes anywhere up (the estimate may be stale).
   const int li = placement_.pick(candidates_, tried, retry ? size : 0, now_ns());
   set(counters_.placement_refraction_skips, placement_.refraction_skips());  // placement_ counts them
@@ -611,7 +581,7 @@ int Engine::pick_allocate_link(uint32_t size, uint64_t tried, bool retry) {
 }
 
 void Engine::send_allocate(int li, const LinkRecord& meta, uint64_t now) {
-  uint64_t& free = links_[li]->free_bytes();
+  uint64_t& free = links_[li].free_bytes();
   free -= std::min<uint64_t>(free, meta.hdr.size);  // taken now so concurrent allocations spread
   refresh_server(li);
   forward(li, reinterpret_cast<const uint8_t*>(&meta.hdr), sizeof meta.hdr, meta, now);
@@ -625,8 +595,8 @@ void Engine::forward(int li, const uint8_t* record, uint32_t record_len, LinkRec
   t.size = meta.hdr.size;
   t.data_len = pd3_request_payload_len(&meta.hdr);
   meta.space = response_space(t);
-  if (!links_[li]->fits(record_len, meta.space)) return reply(meta.pos, meta.hdr.op_id, PD3_E_TOO_BIG);
-  links_[li]->add(record, record_len, meta, now);
+  if (!links_[li].fits(record_len, meta.space)) return reply(meta.pos, meta.hdr.op_id, PD3_E_TOO_BIG);
+  links_[li].add(record, record_len, meta, now);
 }
 
 // ---- responses -----------------------------------------------------------------------------
@@ -671,8 +641,8 @@ void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
       if (after_allocate(li, q, status, r, now)) continue;  // retried on another server
     } else if (op == PD3_OP_CONTROL && q.hdr.region == PD3_CTL_DEALLOCATE && status == PD3_OK) {
       if (auto it = region_bytes_.find(q.hdr.offset); it != region_bytes_.end()) {
-        uint64_t& free = links_[li]->free_bytes();
-        free = std::min(free + it->second, links_[li]->capacity());
+        uint64_t& free = links_[li].free_bytes();
+        free = std::min(free + it->second, links_[li].capacity());
         region_bytes_.erase(it);
         refresh_server(li);
       }
@@ -702,7 +672,7 @@ void Engine::deliver(int li, ReceivedFrame& f, uint64_t now) {
 }
 
 bool Engine::after_allocate(int li, const LinkRecord& req, int status, const TransportResponse& r, uint64_t now) {
-  ServerLink& link = *links_[li];
+  ServerLink& link = links_[li];
   uint64_t& free = link.free_bytes();
   free = std::min(free + req.hdr.size, link.capacity());  // undo the estimate send_allocate took
   if (status == PD3_OK) {
@@ -773,7 +743,7 @@ void Engine::apply_members() {
     members_waiting_.store(false, std::memory_order_relaxed);
   }
   for (const MemberCommand& c : commands) {
-    const int li = link_of_endpoint(c.endpoint);
+    const int li = links_.of_endpoint(c.endpoint);
     if (li >= 0) {
       // Known: placeable or not from now on. Its connection is left alone either way: a server
       // that left may still hold regions, which are served while it answers.
@@ -785,94 +755,70 @@ void Engine::apply_members() {
   }
 }
 
-int Engine::link_of_endpoint(const Endpoint& endpoint) const {
-  for (size_t li = 0; li < links_.size(); ++li) {
-    const Endpoint& e = links_[li]->endpoint();
-    if (e.port == endpoint.port && e.host == endpoint.host) return int(li);
-  }
-  return -1;
-}
-
 void Engine::add_link(const Endpoint& endpoint) {
   size_t li = links_.size();
   if (li >= kMaxLinks) {
     // No room for another link: take the place of a server that left the pool and is not up (a
     // link that is not up holds no request). Its regions were unreachable anyway.
     for (li = 0; li < links_.size(); ++li)
-      if (!placement_.live(li) && !links_[li]->up()) break;
+      if (!placement_.live(li) && !links_[li].up()) break;
     if (li == links_.size()) {
       log_.log(LogLevel::kError, "pool.member_refused",
                "%s joined the pool, but this agent serves %zu memory servers at most and none of them left",
                endpoint.str().c_str(), kMaxLinks);
       return;
     }
-    ServerLink& old = *links_[li];
+    ServerLink& old = links_[li];
     log_.log(LogLevel::kInfo, "pool.link_reused", "%s takes the link of %s (server %d), which left the pool",
              endpoint.str().c_str(), old.endpoint().str().c_str(), old.server_id());
     orphans_.clear();
     old.close(now_ns(), *buffer_, &orphans_);  // a connect or hello under way: its socket leaves epoll
     fail_records(orphans_, PD3_E_UNAVAILABLE);  // none: records go only to links that are up
-    forget_server(int(li));
+    links_.forget_server(int(li));
   }
-  if (li == links_.size()) {
-    links_.emplace_back();
-    seen_up_.push_back(false);
-    logged_.emplace_back();
-    joined_.push_back(true);
-  }
-  links_[li] = std::make_unique<ServerLink>(endpoint, uint32_t(li), epoll_.get(), link_options_);
-  seen_up_[li] = false;
-  logged_[li].clear();
-  joined_[li] = true;
+  links_.install(li, std::make_unique<ServerLink>(endpoint, uint32_t(li), epoll_.get(), link_options_), /*joined=*/true);
   placement_.reset(li);
-  ServerState state;
-  state.endpoint = endpoint;
-  std::lock_guard lock(servers_mu_);
-  if (li == servers_.size()) servers_.emplace_back();
-  servers_[li] = std::move(state);
 }
 
 void Engine::fail_link(int li, int status, const std::string& why, uint64_t now) {
-  ServerLink& link = *links_[li];
+  ServerLink& link = links_[li];
   const bool was_up = link.up();
   orphans_.clear();
   link.close(now, *buffer_, &orphans_);
   // The timeout case tells the host its server stopped answering; anything else, that it is gone.
   fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
-  forget_server(li);
+  links_.forget_server(li);
   if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(li);
   if (was_up) {
     log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",
              link.endpoint().str().c_str(), link.server_id(), why.c_str(), orphans_.size());
-  } else if (why != logged_[li]) {  // a server that stays down is logged once per reason
+  } else if (why != links_.memory(li).logged) {  // a server that stays down is logged once per reason
     const bool refused = status == PD3_E_AUTH || status == PD3_E_BAD_VERSION || status == PD3_E_PROTOCOL;
     log_.log(refused ? LogLevel::kError : LogLevel::kWarn, status == PD3_E_AUTH ? "server.auth" : "server.unreachable",
              "%s: %s (retrying every %u ms)", link.endpoint().str().c_str(), why.c_str(), options_.reconnect_ms);
   }
-  logged_[li] = why;
-  {
-    std::lock_guard lock(servers_mu_);
-    servers_[li].last_error = why;
-  }
+  links_.memory(li).logged = why;
+  links_.set_last_error(li, why);
   refresh_server(li);
 }
 
 void Engine::on_link_up(int li) {
-  ServerLink& link = *links_[li];
+  ServerLink& link = links_[li];
+  LinkTable::Memory& memory = links_.memory(li);
   const int id = link.server_id();
-  if (const int holder = link_of_server(uint32_t(id)); holder >= 0 && holder != li) {
+  if (const int holder = links_.of_server(uint32_t(id)); holder >= 0 && holder != li) {
     const std::string why = "server id " + std::to_string(id) + " is already served by " +
-                            links_[holder]->endpoint().str();
+                            links_[holder].endpoint().str();
     log_.log(LogLevel::kError, "server.duplicate_id", "%s: %s", link.endpoint().str().c_str(), why.c_str());
-    logged_[li] = why;  // fail_link below must not log it a second time
+    memory.logged = why;  // fail_link below must not log it a second time
     fail_link(li, PD3_E_PROTOCOL, why, now_ns());
     return;
   }
-  link_of_server_[uint32_t(id)] = li;
-  if (seen_up_[li]) {
+  links_.bind_server(li);
+  if (memory.seen_up) {
     bump(counters_.reconnects);
     log_.log(LogLevel::kInfo, "server.reconnected", "%s (server %d) is back", link.endpoint().str().c_str(), id);
-  } else if (joined_[li]) {
+  } else if (memory.joined) {
     log_.log(LogLevel::kInfo, "pool.member_joined", "%s (server %d) joined the pool: %llu of %llu bytes free; new regions may go there",
              link.endpoint().str().c_str(), id, (unsigned long long)link.free_bytes(),
              (unsigned long long)link.capacity());
@@ -881,20 +827,9 @@ void Engine::on_link_up(int li) {
              link.endpoint().str().c_str(), id, (unsigned long long)link.free_bytes(),
              (unsigned long long)link.capacity());
   }
-  seen_up_[li] = true;
-  logged_[li].clear();
+  memory.seen_up = true;
+  memory.logged.clear();
   refresh_server(li);
-}
-
-void Engine::refresh_server(int li) {
-  const ServerLink& link = *links_[li];
-  std::lock_guard lock(servers_mu_);
-  ServerState& s = servers_[li];
-  s.connected = link.up();
-  s.server_id = link.server_id();
-  s.capacity = link.capacity();
-  s.free_bytes = link.free_bytes();
-  s.placeable = placement_.live(size_t(li));
 }
 
 // ---- Host View and gauges ------------------------------------------------------------------
@@ -977,8 +912,8 @@ int Engine::send_prefetch(int server, uint16_t op_id, const uint8_t* key, uint16
 // (the prefetcher retries); otherwise it joins the backlog like any host request.
 int Engine::queue_prefetch(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size,
                            bool may_defer, uint64_t now) {
-  if (li < 0 || size_t(li) >= links_.size() || !links_[li]->up()) return PD3_E_UNAVAILABLE;
-  if (may_defer && links_[li]->backlogged()) return PD3_E_AGAIN;
+  if (li < 0 || size_t(li) >= links_.size() || !links_[li].up()) return PD3_E_UNAVAILABLE;
+  if (may_defer && links_[li].backlogged()) return PD3_E_AGAIN;
   const pd3_prefetch_request h{op_id, key_len, max_size};
   prefetch_record_.resize(sizeof h + key_len);
   std::memcpy(prefetch_record_.data(), &h, sizeof h);
@@ -987,17 +922,17 @@ int Engine::queue_prefetch(int li, uint16_t op_id, const uint8_t* key, uint16_t 
   decode_request(prefetch_record_.data(), prefetch_record_.size(), &t);
   // No ring position: no host waits for this record (fail_records skips PREFETCH records).
   const LinkRecord meta{pd3_make_request(op_id, 0, 0, max_size), kNoRingPosition, response_space(t), 0};
-  if (!links_[li]->fits(uint32_t(prefetch_record_.size()), meta.space)) return PD3_E_UNAVAILABLE;
-  links_[li]->add(prefetch_record_.data(), uint32_t(prefetch_record_.size()), meta, now);
+  if (!links_[li].fits(uint32_t(prefetch_record_.size()), meta.space)) return PD3_E_UNAVAILABLE;
+  links_[li].add(prefetch_record_.data(), uint32_t(prefetch_record_.size()), meta, now);
   return PD3_OK;
 }
 
 // The hint names the server by its id (what the host sends back); the prefetcher by link `li`.
 int Engine::send_hint(int li, uint16_t op_id, const uint8_t* key, uint16_t key_len, uint32_t max_size, uint64_t now) {
-  if (li < 0 || size_t(li) >= links_.size() || !links_[li]->up()) return PD3_E_UNAVAILABLE;
+  if (li < 0 || size_t(li) >= links_.size() || !links_[li].up()) return PD3_E_UNAVAILABLE;
   // A host that does not poll leaves hints (and its responses) queued here: stop adding.
   if (replies_.size() >= kMaxReplyBacklogForHints) return PD3_E_AGAIN;
-  const uint16_t server_id = uint16_t(links_[li]->server_id());  // up: a server id from its hello
+  const uint16_t server_id = uint16_t(links_[li].server_id());  // up: a server id from its hello
   const pd3_prefetch_hint h{server_id, key_len, max_size};
   HostReply r;
   r.pos = kNoRingPosition;  // answers no request: never below a fence
@@ -1023,7 +958,7 @@ void Engine::take_hinted_prefetch(const RequestView& v, uint64_t now) {
     return bump(counters_.prefetch_hints_refused);
   bump(counters_.prefetch_hints_returned);
   // A server gone since the hint: the prefetcher already finished its prefetches (on_server_lost).
-  const int li = link_of_server(server_id);
+  const int li = links_.of_server(server_id);
   const int rc = queue_prefetch(li, v.hdr.op_id, v.payload, uint16_t(key_len), v.hdr.offset, /*may_defer=*/false, now);
   if (rc != PD3_OK && li >= 0) prefetch_->prefetcher().on_response(v.hdr.op_id, li, rc, nullptr, 0, nullptr, 0, now);
 }
@@ -1032,7 +967,7 @@ void Engine::expire_hints(uint64_t now) {
   hints_.expire(now, [&](uint32_t id, uint16_t server_id) {
     bump(counters_.prefetch_hints_expired);
     // A server gone since the hint: the prefetcher already finished its prefetches (on_server_lost).
-    if (const int li = link_of_server(server_id); li >= 0)
+    if (const int li = links_.of_server(server_id); li >= 0)
       prefetch_->prefetcher().on_response(pd3_op_id(PD3_OP_PREFETCH, id), li, PD3_E_TIMEOUT, nullptr, 0, nullptr, 0,
                                           now);
   });
@@ -1043,7 +978,7 @@ void Engine::expire_hints(uint64_t now) {
 uint32_t Engine::servers_up() const {
   uint32_t mask = 0;
   for (size_t li = 0; li < links_.size() && li < 32; ++li)
-    if (links_[li]->up() && link_of_server(uint32_t(links_[li]->server_id())) == int(li)) mask |= uint32_t{1} << li;
+    if (links_[li].up() && links_.of_server(uint32_t(links_[li].server_id())) == int(li)) mask |= uint32_t{1} << li;
   return mask;
 }
 
