@@ -16,7 +16,7 @@
 // between the host's CPU and the agent's: in a VM, where the hypervisor places the two vCPUs
 // changes what every ring-based row costs, and the runs print it so that a reader can tell.
 // Last line: one JSON object.
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -53,8 +53,8 @@ const WINDOW = 4096;
 const LATENCY_READS = quick ? 2000 : 10000;
 const PUBLISH_BATCH = Number(args['publish-batch']);
 
-/** What one run of the host program reports. */
-interface Run {
+/** What one run of the host program reports (its last line). */
+interface HostReport {
   mode: string;
   threads: number;
   ops: number;
@@ -64,7 +64,11 @@ interface Run {
   host_cpu_cores: number;
   p50_us: number;
   p99_us: number;
-  /** ns per cache-line round trip between the two CPUs, just before and just after the run. */
+}
+
+/** One run: the host program's report, and the cache-line round trip between the two CPUs (ns)
+ *  just before and just after it. */
+interface Run extends HostReport {
   lineBefore: number | null;
   lineAfter: number | null;
 }
@@ -76,18 +80,11 @@ const PROBE_CPUS: [number, number] | null = layout.name === 'split'
   : layout.hostCpus.length >= 2 ? [layout.hostCpus[0]!, layout.hostCpus[1]!] : null;
 
 // One cache line's round trip between PROBE_CPUS, in ns (200 ms of round trips), or null.
-function lineRoundTrip(): Promise<number | null> {
-  if (PROBE_CPUS === null) return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const child = spawn(CORE_TO_CORE, PROBE_CPUS.map(String), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`${CORE_TO_CORE} ${PROBE_CPUS.join(' ')} exited with ${code}`));
-      else resolve((JSON.parse(out) as { ns_per_round_trip: number }).ns_per_round_trip);
-    });
-  });
+function lineRoundTrip(): number | null {
+  if (PROBE_CPUS === null) return null;
+  const r = spawnSync(CORE_TO_CORE, PROBE_CPUS.map(String), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${CORE_TO_CORE} ${PROBE_CPUS.join(' ')} exited with ${r.status ?? r.error?.message}`);
+  return (JSON.parse(r.stdout) as { ns_per_round_trip: number }).ns_per_round_trip;
 }
 
 /** What runHost stops once the host program has exited. */
@@ -111,12 +108,12 @@ function startInstantAgent(segment: string): Promise<Stoppable> {
 // Runs the host program between two line round trips; `onSegment` is called with the segment
 // name (offload: start the agent).
 async function runHost(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Run> {
-  const lineBefore = await lineRoundTrip();
-  const run = await runHostProgram(args, onSegment);
-  return { ...run, lineBefore, lineAfter: await lineRoundTrip() };
+  const lineBefore = lineRoundTrip();
+  const report = await runHostProgram(args, onSegment);
+  return { ...report, lineBefore, lineAfter: lineRoundTrip() };
 }
 
-function runHostProgram(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<Omit<Run, 'lineBefore' | 'lineAfter'>> {
+function runHostProgram(args: string[], onSegment?: (segment: string) => Promise<Stoppable>): Promise<HostReport> {
   return new Promise((resolve, reject) => {
     const child = spawnOnSide('host', BIN, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let agent: Promise<Stoppable> | null = null;
@@ -130,7 +127,7 @@ function runHostProgram(args: string[], onSegment?: (segment: string) => Promise
       const done = async (): Promise<void> => {
         if (agent) await (await agent).stop();
         if (code !== 0) throw new Error(`${BIN} ${args.join(' ')} exited with ${code}`);
-        resolve(JSON.parse(last) as Omit<Run, 'lineBefore' | 'lineAfter'>);
+        resolve(JSON.parse(last) as HostReport);
       };
       done().catch(reject);
     });

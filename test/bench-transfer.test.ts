@@ -3,11 +3,10 @@
 // benchmark's row of the host library's own cost. Every request the host counts as done must be one
 // the agent answered, with no error, and the agent must stop cleanly on SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseCpuList } from '../dist/examples/harness/core-layout.js';
+import { allowedCpus } from '../dist/examples/harness/core-layout.js';
 
 const build = (name: string): string => fileURLToPath(new URL(`../build/${name}`, import.meta.url));
 
@@ -105,9 +104,3 @@ describe('bench transfer: the cache line round trip between two CPUs', () => {
     expect(r.err).toContain(`cannot run on CPU ${outside}`);
   });
 });
-
-// The CPUs this process may run on (Cpus_allowed_list), as the benchmark's layout reads them.
-function allowedCpus(): number[] {
-  const m = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-  return m ? parseCpuList(m[1]!, 'Cpus_allowed_list') : [];
-}

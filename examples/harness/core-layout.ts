@@ -66,7 +66,7 @@ export function parseCpuList(text: string, what = '--host-cpus'): number[] {
 }
 
 /** The CPUs this process may run on (its affinity mask, Cpus_allowed_list in /proc/self/status). */
-function allowedCpus(): number[] {
+export function allowedCpus(): number[] {
   try {
     const m = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
     if (m) return parseCpuList(m[1]!, 'Cpus_allowed_list');

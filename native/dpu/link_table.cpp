@@ -7,24 +7,19 @@
 namespace pd3 {
 
 void LinkTable::install(size_t li, std::unique_ptr<ServerLink> link, bool joined) {
-  assert(li <= links_.size());
+  assert(li <= entries_.size());
   ServerState state;
   state.endpoint = link->endpoint();
-  if (li == links_.size()) {
-    links_.push_back(std::move(link));
-    memory_.emplace_back();
-  } else {
-    links_[li] = std::move(link);
-  }
-  memory_[li] = Memory{false, std::string(), joined};
+  if (li == entries_.size()) entries_.emplace_back();
+  entries_[li] = Entry{std::move(link), Memory{false, std::string(), joined}};
   std::lock_guard lock(snapshot_mu_);
   if (li == snapshot_.size()) snapshot_.emplace_back();
   snapshot_[li] = std::move(state);
 }
 
 int LinkTable::of_endpoint(const Endpoint& endpoint) const {
-  for (size_t li = 0; li < links_.size(); ++li) {
-    const Endpoint& e = links_[li]->endpoint();
+  for (size_t li = 0; li < entries_.size(); ++li) {
+    const Endpoint& e = entries_[li].link->endpoint();
     if (e.port == endpoint.port && e.host == endpoint.host) return int(li);
   }
   return -1;
@@ -36,21 +31,21 @@ int LinkTable::of_server(uint32_t server_id) const {
 }
 
 void LinkTable::bind_server(int li) {
-  assert(links_[li]->server_id() >= 0);
-  by_server_[uint32_t(links_[li]->server_id())] = li;
+  assert((*this)[li].server_id() >= 0);
+  by_server_[uint32_t((*this)[li].server_id())] = li;
 }
 
 void LinkTable::forget_server(int li) {
-  const int id = links_[li]->server_id();
+  const int id = (*this)[li].server_id();
   if (id >= 0 && of_server(uint32_t(id)) == li) by_server_.erase(uint32_t(id));
 }
 
 bool LinkTable::all_up() const {
-  return std::all_of(links_.begin(), links_.end(), [](const auto& l) { return l->up(); });
+  return std::all_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.link->up(); });
 }
 
 void LinkTable::refresh(int li, bool placeable) {
-  const ServerLink& link = *links_[li];
+  const ServerLink& link = (*this)[li];
   std::lock_guard lock(snapshot_mu_);
   ServerState& s = snapshot_[li];
   s.connected = link.up();

@@ -29,14 +29,20 @@ class LinkTable {
     bool joined = false;   // added at run time, for a server that joined the pool
   };
 
-  size_t size() const { return links_.size(); }
+  // One index: the link and what the engine remembers of it.
+  struct Entry {
+    std::unique_ptr<ServerLink> link;
+    Memory memory;
+  };
+
+  size_t size() const { return entries_.size(); }
   // The link at index li (li < size()). Const like a vector of unique_ptr: the table's shape is
   // fixed, the link itself is not.
-  ServerLink& operator[](size_t li) const { return *links_[li]; }
-  Memory& memory(size_t li) { return memory_[li]; }
-  // Range-for over the links, as unique_ptrs: `for (const auto& link : table) link->up()`.
-  auto begin() const { return links_.cbegin(); }
-  auto end() const { return links_.cend(); }
+  ServerLink& operator[](size_t li) const { return *entries_[li].link; }
+  Memory& memory(size_t li) { return entries_[li].memory; }
+  // Range-for over the entries: `for (const auto& e : table) e.link->up()`.
+  auto begin() const { return entries_.cbegin(); }
+  auto end() const { return entries_.cend(); }
 
   // Puts `link` at index li, which is size() (appended) or an existing index (the link there is
   // replaced: the caller closed it and forgot its server id first). Resets what was remembered of
@@ -63,11 +69,10 @@ class LinkTable {
   std::vector<ServerState> snapshot() const;
 
  private:
-  std::vector<std::unique_ptr<ServerLink>> links_;
-  std::vector<Memory> memory_;                  // parallel to links_
+  std::vector<Entry> entries_;
   std::unordered_map<uint32_t, int> by_server_; // server id → index of the link serving it
   mutable std::mutex snapshot_mu_;              // guards snapshot_
-  std::vector<ServerState> snapshot_;           // parallel to links_
+  std::vector<ServerState> snapshot_;           // by index, copied out whole under the lock
 };
 
 }  // namespace pd3

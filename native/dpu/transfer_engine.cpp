@@ -400,8 +400,8 @@ bool Engine::service_timers(uint64_t now) {
 bool Engine::take_requests(uint64_t now) {
   // Back-pressure: while a server's unsent requests pile up (it is slow, or the response buffer
   // is full), requests stay in the ring, where the host sees PD3_E_AGAIN once it fills.
-  for (const auto& link : links_)
-    if (link->backlogged()) return false;
+  for (const auto& e : links_)
+    if (e.link->backlogged()) return false;
   // relaxed: this thread is the counter's only writer.
   const uint64_t fenced_before = session_->counters().fenced;
   const int n = session_->requests().drain(options_.max_batch_records, fence_, [&](const RequestView& v) { route(v, now); });
@@ -449,7 +449,7 @@ void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
                                                options_.idle_sleep_max_us);
   ++idle_rounds_;
   uint64_t due = std::min(now + sleep_us * kUs, last_beat + kBeatAtLeastNs);
-  for (const auto& link : links_) due = std::min(due, link->next_deadline(now));
+  for (const auto& e : links_) due = std::min(due, e.link->next_deadline(now));
   if (due <= now) return;
   const uint64_t ns = due - now;
   const timespec ts{time_t(ns / 1000000000ull), long(ns % 1000000000ull)};
@@ -458,8 +458,8 @@ void Engine::idle_wait(uint64_t now, uint64_t last_beat) {
   // With nothing due, sleep on the futex doorbell in the control block, which host threads ring
   // when they publish a request (ring_agent), as do our capture and Host View threads.
   bool sockets = false;
-  for (const auto& link : links_)
-    sockets |= link->inflight_records() > 0 || link->state() == LinkState::kConnecting || link->state() == LinkState::kHello;
+  for (const auto& e : links_)
+    sockets |= e.link->inflight_records() > 0 || e.link->state() == LinkState::kConnecting || e.link->state() == LinkState::kHello;
   const uint32_t armed = doorbell_.arm(sockets ? PD3_AGENT_POLLING : PD3_AGENT_SLEEPING);
   if (work_waiting()) return doorbell_.disarm(false);  // arrived since our last look
   if (!sockets) {
@@ -849,12 +849,13 @@ void Engine::update_gauges(uint64_t now) {
   set(counters_.zone_consumed, session_->counters().get(AgentCounters::kLzConsumed));
   set(counters_.zone_reclaimed_unconsumed, session_->counters().get(AgentCounters::kLzReclaimedUnconsumed));
   uint64_t up = 0, inflight = 0, frames = 0, sent = 0, received = 0;
-  for (const auto& link : links_) {
-    up += link->up();
-    inflight += link->inflight_records();
-    frames += link->frames_sent();
-    sent += link->bytes_sent();
-    received += link->bytes_received();
+  for (const auto& e : links_) {
+    const ServerLink& link = *e.link;
+    up += link.up();
+    inflight += link.inflight_records();
+    frames += link.frames_sent();
+    sent += link.bytes_sent();
+    received += link.bytes_received();
   }
   set(counters_.servers_up, up);
   set(counters_.inflight_records, inflight);

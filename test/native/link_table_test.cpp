@@ -62,7 +62,7 @@ TEST(link_table_install_appends_and_replacing_resets_the_index) {
   CHECK_EQ(s[1].endpoint.port, 7002);
 
   size_t iterated = 0;
-  for (const auto& link : t) iterated += link->up() ? 0 : 1;
+  for (const auto& e : t) iterated += e.link->up() ? 0 : 1;
   CHECK_EQ(iterated, 2u);
 }
 
