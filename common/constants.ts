@@ -39,6 +39,13 @@ export interface NativeConstants {
   readonly DEFAULT_AGENT_TIMEOUT_MS: number;
   readonly SLOT_ALIGN: number;
   readonly SIZEOF_SLOT: number;
+  /** pd3_slot kinds, the offset of its record count, and the alignment of records in a batch slot. */
+  readonly SLOT_RECORD: number;
+  readonly SLOT_RECORDS: number;
+  readonly SLOT_PAD: number;
+  readonly SLOT_COUNT: number;
+  readonly RECORD_ALIGN: number;
+  readonly SLOT_MAX_RECORDS: number;
   /** pd3_request (pd3/wire.h): its size and field offsets. */
   readonly SIZEOF_REQUEST: number;
   readonly REQUEST_OP_ID: number;

@@ -33,7 +33,9 @@ describe('wire constants', () => {
     expect([C.REQUEST_OP_ID, C.REQUEST_RESERVED, C.REQUEST_REGION, C.REQUEST_OFFSET, C.REQUEST_SIZE]).toEqual([0, 2, 4, 8, 12]);
     expect([C.SIZEOF_ALLOC_REPLY, C.ALLOC_REPLY_REGION, C.ALLOC_REPLY_CAPACITY]).toEqual([8, 0, 4]);
     expect(C.TRANSPORT_VERSION).toBe(2);
-    expect(C.LAYOUT_VERSION).toBe(5);
+    expect(C.LAYOUT_VERSION).toBe(6);
+    expect([C.SIZEOF_SLOT, C.SLOT_COUNT, C.SLOT_ALIGN, C.RECORD_ALIGN]).toEqual([16, 14, 16, 8]);
+    expect([C.SLOT_RECORD, C.SLOT_PAD, C.SLOT_RECORDS, C.SLOT_MAX_RECORDS]).toEqual([1, 2, 3, 65535]);
     // A region id of server 40000 is above 2^31: unsigned shifts take it apart.
     const region = ((40000 << C.REGION_LOCAL_BITS) | 7) >>> 0;
     expect(region).toBeGreaterThan(2 ** 31);

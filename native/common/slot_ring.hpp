@@ -213,33 +213,43 @@ class SlotRing {
     return PD3_OK;
   }
 
-  // Consumer: calls fn(const uint8_t* record, uint32_t slot_len, uint64_t pos) for every
-  // contiguous published record slot from head (PAD slots are skipped), up to `max`, then frees
-  // them all with one release store. `slot_len` includes the 16-byte slot header; `pos` is the
-  // slot's monotonic position. Returns the number of records
-  // taken, or PD3_E_CORRUPT when a slot's framing is broken (bad length or kind): a ring whose
-  // framing is lost cannot be resynchronised, so nothing past that slot is taken.
+  // Consumer: calls fn(const pd3_slot& slot, const uint8_t* body, uint64_t pos) for every
+  // contiguous published slot that carries records (PD3_SLOT_RECORD or PD3_SLOT_RECORDS; PAD slots
+  // are skipped) from head, then frees them all with one release store. `body` is the slot's
+  // slot.length - 16 bytes after its header; `pos` is its monotonic position. fn returns the
+  // records it took from the slot, or a negative value when their framing inside the slot is
+  // broken (nothing of that slot is taken). A drain stops before a slot that would take it past
+  // `max` records, unless that slot is its first (a slot is taken whole). Returns the number of
+  // records taken, or PD3_E_CORRUPT when a slot's framing is broken (bad length or kind, or fn's
+  // verdict): a ring whose framing is lost cannot be resynchronised, so nothing from that slot on is
+  // taken.
   template <class Fn>
   int drain(uint32_t max, Fn&& fn) const {
     uint64_t pos = head();
-    int taken = 0;
+    uint32_t taken = 0;
     int rc = 0;
-    while (uint32_t(taken) < max) {
+    while (taken < max) {
       const pd3_slot* s = published_at(pos);
       if (s == nullptr) break;
       const uint32_t len = s->length;
-      if (!length_ok(pos, len) || (s->kind != PD3_SLOT_RECORD && s->kind != PD3_SLOT_PAD)) {
+      const uint16_t kind = s->kind;
+      if (!length_ok(pos, len) || (kind != PD3_SLOT_RECORD && kind != PD3_SLOT_RECORDS && kind != PD3_SLOT_PAD)) {
         rc = PD3_E_CORRUPT;
         break;
       }
-      if (s->kind == PD3_SLOT_RECORD) {
-        fn(reinterpret_cast<const uint8_t*>(s + 1), len, pos);
-        ++taken;
+      if (kind != PD3_SLOT_PAD) {
+        if (kind == PD3_SLOT_RECORDS && taken > 0 && s->count > max - taken) break;
+        const int took = fn(*s, reinterpret_cast<const uint8_t*>(s + 1), pos);
+        if (took < 0) {
+          rc = PD3_E_CORRUPT;
+          break;
+        }
+        taken += uint32_t(took);
       }
       pos += len;
     }
     if (pos != head()) release_to(pos);
-    return rc ? rc : taken;
+    return rc ? rc : int(taken);
   }
 
   uint64_t head() const { return aref(*head_).load(std::memory_order_relaxed); }
@@ -257,7 +267,7 @@ class SlotRing {
     auto* s = reinterpret_cast<pd3_slot*>(data_ + (pos & mask_));
     s->length = uint32_t(len);
     s->kind = kind;
-    s->reserved = 0;
+    s->count = 0;
     // release: the record bytes and length/kind above are visible to whoever acquires this seal.
     aref(s->seal).store(expected_seal(pos), std::memory_order_release);
   }

@@ -1,17 +1,19 @@
 // response_writer.cpp — see response_writer.hpp.
 #include "dpu/response_writer.hpp"
 
+#include <algorithm>
 #include <cstring>
 
+#include "common/slot_records.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
 
 namespace {
 
-uint64_t slot_len(uint64_t record_bytes) {
-  return (sizeof(pd3_slot) + record_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
-}
+// The longest batch slot the writer builds: a host drains a slot whole, so a bound keeps one
+// drain's work (and the first slot's wait for its seal) short.
+constexpr uint64_t kMaxBatchSlot = 64 * 1024;
 
 }  // namespace
 
@@ -48,41 +50,81 @@ bool ResponseWriter::room_for(uint64_t bytes) {
   return tail_ + bytes - head_seen_ <= l_.resp_size;
 }
 
-void ResponseWriter::stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data,
-                                size_t data_len) {
+uint64_t ResponseWriter::stage_slot(uint64_t len, uint16_t kind, uint16_t count) {
   if (staged_bytes_ == 0) batch_pos_ = tail_;
   const uint64_t at = staged_bytes_;
   // Grown geometrically and never shrunk or zero-filled: only the slots' padding is cleared below.
   if (stage_.size() * 8 < at + len) stage_.resize(std::max<size_t>((at + len) / 8, 2 * stage_.size()));
-  auto* slot = reinterpret_cast<uint8_t*>(stage_.data()) + at;
   // The padding (under PD3_SLOT_ALIGN bytes) lies in the slot's last two words: zero them first.
   stage_[(at + len) / 8 - 1] = 0;
   stage_[(at + len) / 8 - 2] = 0;
   // The first slot's seal stays 0 (unpublished) until flush() has fenced the rest.
-  const pd3_slot s{at == 0 ? 0 : l_.seal_of(tail_), uint32_t(len), kind, 0};
-  std::memcpy(slot, &s, sizeof s);
-  if (hdr_len) std::memcpy(slot + sizeof s, hdr, hdr_len);
-  if (data_len) std::memcpy(slot + sizeof s + hdr_len, data, data_len);
+  const pd3_slot s{at == 0 ? 0 : l_.seal_of(tail_), uint32_t(len), kind, count};
+  std::memcpy(staged_at(at), &s, sizeof s);
   tail_ += len;
   staged_bytes_ += len;
+  return at;
+}
+
+bool ResponseWriter::extend_open_slot(uint64_t span, uint64_t* record_at) {
+  if (open_slot_ == kNoOpenSlot) return false;
+  const uint64_t len = records_slot_len(open_spans_ + span);
+  const uint64_t slot_pos = batch_pos_ + open_slot_;
+  if (open_count_ == PD3_SLOT_MAX_RECORDS || len > std::min(kMaxBatchSlot, l_.resp_size / 2) ||
+      (slot_pos & (l_.resp_size - 1)) + len > l_.resp_size || !room_for(len - open_len_))
+    return false;
+  if (len > open_len_) {
+    if (stage_.size() * 8 < open_slot_ + len) stage_.resize(std::max<size_t>((open_slot_ + len) / 8, 2 * stage_.size()));
+    stage_[(open_slot_ + len) / 8 - 1] = 0;  // the slot's new padding
+    stage_[(open_slot_ + len) / 8 - 2] = 0;
+    tail_ += len - open_len_;
+    staged_bytes_ += len - open_len_;
+    open_len_ = len;
+  }
+  *record_at = open_slot_ + sizeof(pd3_slot) + open_spans_;
+  open_spans_ += span;
+  ++open_count_;
+  return true;
+}
+
+void ResponseWriter::close_open_slot() {
+  if (open_slot_ == kNoOpenSlot) return;
+  pd3_slot s;
+  std::memcpy(&s, staged_at(open_slot_), sizeof s);
+  s.length = uint32_t(open_len_);
+  s.count = uint16_t(open_count_);
+  std::memcpy(staged_at(open_slot_), &s, sizeof s);
+  open_slot_ = kNoOpenSlot;
 }
 
 int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t size) {
   const pd3_response hdr{op_id, uint16_t(status < 0 ? -status : status), size};
   const uint32_t data_len = pd3_response_data_len(&hdr);
-  const uint64_t len = slot_len(sizeof hdr + uint64_t(data_len));
+  const uint64_t span = record_span(sizeof hdr + uint64_t(data_len));
+  const uint64_t len = records_slot_len(span);
   if (len > l_.resp_size / 2) return PD3_E_TOO_BIG;
-  const uint64_t off = tail_ & (l_.resp_size - 1);
-  const uint64_t pad = off + len > l_.resp_size ? l_.resp_size - off : 0;
-  if (!room_for(pad + len)) return PD3_E_AGAIN;
-  if (pad) stage_slot(pad, PD3_SLOT_PAD, nullptr, 0, nullptr, 0);
-  stage_slot(len, PD3_SLOT_RECORD, &hdr, sizeof hdr, data, data_len);
+  uint64_t at;
+  if (!extend_open_slot(span, &at)) {
+    const uint64_t off = tail_ & (l_.resp_size - 1);
+    const uint64_t pad = off + len > l_.resp_size ? l_.resp_size - off : 0;
+    if (!room_for(pad + len)) return PD3_E_AGAIN;
+    close_open_slot();
+    if (pad) (void)stage_slot(pad, PD3_SLOT_PAD, 0);
+    open_slot_ = stage_slot(len, PD3_SLOT_RECORDS, 1);
+    open_spans_ = span;
+    open_len_ = len;
+    open_count_ = 1;
+    at = open_slot_ + sizeof(pd3_slot);
+  }
+  std::memcpy(staged_at(at), &hdr, sizeof hdr);
+  if (data_len) std::memcpy(staged_at(at + sizeof hdr), data, data_len);
   ++staged_;
   return PD3_OK;
 }
 
 uint32_t ResponseWriter::flush() {
   if (staged_bytes_ == 0) return 0;
+  close_open_slot();
   // The reservation first, so that an agent that dies before the seal leaves a hole the next
   // one can see and pad (repair()).
   dma_.write64(PD3_CTL(resp_tail), tail_);

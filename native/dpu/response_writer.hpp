@@ -1,6 +1,7 @@
 // response_writer.hpp — agent side of the response ring over HostDma (paper §6.1 step ④):
-// responses are staged in agent memory and written as one batch: the slots' bytes with the first
-// seal withheld, a fence, then that seal, which publishes the whole batch.
+// responses are staged in agent memory, packed into PD3_SLOT_RECORDS slots (one header per batch,
+// not per response: fewer bytes for the host to pull across), and written as one batch: the
+// slots' bytes with the first seal withheld, a fence, then that seal, which publishes them all.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,15 @@ class ResponseWriter {
   [[nodiscard]] bool room_for(uint64_t bytes);
   // Wakes the host threads waiting in pd3_host_wait if the responses they wait for are published.
   void wake_host();
-  void stage_slot(uint64_t len, uint16_t kind, const void* hdr, size_t hdr_len, const void* data, size_t data_len);
+  // Stages a slot of `len` bytes (its header; the caller writes the body) and returns its offset
+  // in stage_.
+  uint64_t stage_slot(uint64_t len, uint16_t kind, uint16_t count);
+  // Grows the open batch slot (the last staged one) by `span` bytes of record; false if it cannot
+  // (none open, full, or it would cross the ring's end or the room the host has freed).
+  [[nodiscard]] bool extend_open_slot(uint64_t span, uint64_t* record_at);
+  // Writes the open batch slot's length and count into its staged header, and closes it.
+  void close_open_slot();
+  uint8_t* staged_at(uint64_t offset) { return reinterpret_cast<uint8_t*>(stage_.data()) + offset; }
 
   HostDma& dma_;
   const HostLayout l_;
@@ -47,6 +56,11 @@ class ResponseWriter {
   uint32_t staged_ = 0;          // records staged
   uint64_t staged_bytes_ = 0;    // bytes staged (PAD slots included)
   std::vector<uint64_t> stage_;  // the staged slots' bytes, from batch_pos_ (8-aligned; kept)
+  static constexpr uint64_t kNoOpenSlot = ~uint64_t{0};
+  uint64_t open_slot_ = kNoOpenSlot;  // offset in stage_ of the batch slot responses are added to
+  uint64_t open_spans_ = 0;           // bytes of records in it
+  uint64_t open_len_ = 0;             // its slot length so far (its staged header is written at close)
+  uint32_t open_count_ = 0;           // records in it
 };
 
 }  // namespace pd3

@@ -5,56 +5,58 @@
 #include <cassert>
 #include <cstring>
 
+#include "common/slot_records.hpp"
+
 namespace pd3 {
 
-uint8_t* RequestBatch::extend(uint32_t more) {
-  if (bytes_used_ + more > bytes_cap_) {
-    const uint32_t cap = std::max<uint32_t>({bytes_cap_ * 2, bytes_used_ + more, 4096});
-    std::unique_ptr<uint8_t[]> grown(new uint8_t[cap]);
-    if (bytes_used_) std::memcpy(grown.get(), bytes_.get(), bytes_used_);
-    bytes_ = std::move(grown);
-    bytes_cap_ = cap;
-  }
-  uint8_t* at = bytes_.get() + bytes_used_;
-  bytes_used_ += more;
-  return at;
+void RequestBatch::grow(uint32_t more) {
+  const uint32_t cap = std::max<uint32_t>({bytes_cap_ * 2, bytes_used_ + more, 4096});
+  std::unique_ptr<uint8_t[]> grown(new uint8_t[cap]);
+  if (bytes_used_) std::memcpy(grown.get(), bytes_.get(), bytes_used_);
+  bytes_ = std::move(grown);
+  bytes_cap_ = cap;
 }
 
 void RequestBatch::add(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len) {
+  assert(meta_.size() < PD3_SLOT_MAX_RECORDS);
   const uint32_t len = uint32_t(sizeof hdr + payload_len);
-  const uint32_t slot = uint32_t(SlotRing::slot_len(len));
+  const uint32_t span = uint32_t(record_span(len));
   const StagedRequest m{id, bytes_used_, len};
-  uint8_t* at = extend(slot);
-  // The alignment padding lies in the slot's last 16 bytes: cleared first, so no stale heap bytes
-  // reach the ring (the record below overwrites what it covers).
-  std::memset(at + slot - PD3_SLOT_ALIGN, 0, PD3_SLOT_ALIGN);
-  // Unsealed (seal 0 is never a position's seal): publish_prefix stores the seal in the ring.
-  const pd3_slot header{0, slot, PD3_SLOT_RECORD, 0};
-  std::memcpy(at, &header, sizeof header);
-  std::memcpy(at + sizeof header, &hdr, sizeof hdr);
-  if (payload_len) std::memcpy(at + sizeof header + sizeof hdr, payload, payload_len);
+  uint8_t* at = extend(span);
+  // The alignment padding lies in the span's last word: cleared first, so no stale heap bytes reach
+  // the ring (the record below overwrites what it covers).
+  std::memset(at + span - PD3_RECORD_ALIGN, 0, PD3_RECORD_ALIGN);
+  std::memcpy(at, &hdr, sizeof hdr);
+  if (payload_len) std::memcpy(at + sizeof hdr, payload, payload_len);
   meta_.push_back(m);
 }
 
 uint64_t RequestBatch::prefix_bytes(uint32_t n) const {
   assert(n <= meta_.size());
-  return n == meta_.size() ? bytes_used_ : meta_[n].slot_offset;  // the slots are contiguous
+  if (n == 0) return 0;
+  // The records are contiguous: the first n end where record n starts (or where the batch ends).
+  return records_slot_len(n == meta_.size() ? bytes_used_ : meta_[n].record_offset);
 }
 
 bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const {
   assert(n > 0 && n <= meta_.size());
   const uint64_t total = prefix_bytes(n);
-  if (total > ring.max_slot()) return false;  // a run must fit half the ring, as any slot must
+  if (total > ring.max_slot()) return false;  // a slot must fit half the ring
   SlotReservation r;
   if (!ring.reserve_mp(total, &r, head_cache)) return false;
-  // The whole run in one copy, all but the first slot's seal word (the agent may be reading it:
-  // SlotRing::run_at), then the seals in order: the agent reads a run's first records while the
-  // host seals the rest.
+  // Everything but the seal word first (the agent may be reading it: SlotRing::run_at), then the
+  // seal, which publishes the whole batch.
+  uint8_t* slot = ring.run_at(r);
+  const pd3_slot header{0, uint32_t(total), PD3_SLOT_RECORDS, uint16_t(n)};
   constexpr size_t kSeal = sizeof(pd3_slot::seal);
-  std::memcpy(ring.run_at(r) + kSeal, bytes_.get() + kSeal, total - kSeal);
+  std::memcpy(slot + kSeal, reinterpret_cast<const uint8_t*>(&header) + kSeal, sizeof header - kSeal);
+  const uint64_t body = total - sizeof header;
+  const uint64_t records = n == meta_.size() ? bytes_used_ : meta_[n].record_offset;
+  std::memcpy(slot + sizeof header, bytes_.get(), records);
+  if (records < body) std::memset(slot + sizeof header + records, 0, body - records);  // the slot's padding
   ring.publish_pad(r);
-  for (uint32_t i = 0; i < n; ++i) ring.seal_in_run(r, meta_[i].slot_offset);
-  // The next run most likely starts where this one ends and is about as long: its lines are
+  ring.seal_in_run(r, 0);
+  // The next batch most likely starts where this one ends and is about as long: its lines are
   // fetched for writing now, while the handle stages it, so its copy does not stall on them.
   ring.prefetch_for_write(r.pos + r.pad + total, total);
   return true;
@@ -62,7 +64,7 @@ bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<
 
 void RequestBatch::drop_back() {
   assert(!meta_.empty());
-  bytes_used_ = meta_.back().slot_offset;
+  bytes_used_ = meta_.back().record_offset;
   meta_.pop_back();
 }
 
@@ -74,11 +76,11 @@ void RequestBatch::drop_front(uint32_t n) {
     return;
   }
   // Partial: the rest moves to the front (rare: the ring had room for only part of the batch).
-  const uint32_t cut = meta_[n].slot_offset;
+  const uint32_t cut = meta_[n].record_offset;
   std::memmove(bytes_.get(), bytes_.get() + cut, bytes_used_ - cut);
   bytes_used_ -= cut;
   meta_.erase(meta_.begin(), meta_.begin() + n);
-  for (StagedRequest& m : meta_) m.slot_offset -= cut;
+  for (StagedRequest& m : meta_) m.record_offset -= cut;
 }
 
 }  // namespace pd3

@@ -1,5 +1,6 @@
 // request_batch.hpp — a handle's ring requests, staged and then published together: one
-// reservation, one doorbell and one counter update per batch instead of per request (issue 14).
+// reservation, one slot header and seal, one doorbell and one counter update per batch instead of
+// per request (issue 14).
 #pragma once
 
 #include <atomic>
@@ -16,14 +17,14 @@ namespace pd3 {
 // One staged request: its id (what it is waiting for is in the in-flight table) and its record.
 struct StagedRequest {
   uint16_t id = 0;
-  uint32_t slot_offset = 0;  // its slot (pd3_slot header, then header + payload) in the batch's bytes
+  uint32_t record_offset = 0;  // its record (header + payload) in the batch's bytes
   uint32_t record_len = 0;
 };
 
 // Requests staged in order. Not thread-safe: its handle's issue_mu guards it.
-// The staged bytes are already the image of the ring run they will become (each record in its
-// slot, headers filled in but unsealed, aligned as in the ring): publishing is one copy and a seal
-// per slot, not a copy per record.
+// The staged bytes are already the image of the PD3_SLOT_RECORDS slot body they will become (each
+// record on its PD3_RECORD_ALIGN boundary, padding cleared): publishing a prefix is a slot header,
+// one copy and one seal.
 class RequestBatch {
  public:
   // Staged record bytes past which a handle publishes at once rather than at its next poll.
@@ -34,15 +35,15 @@ class RequestBatch {
 
   bool empty() const { return meta_.empty(); }
   uint32_t size() const { return uint32_t(meta_.size()); }
-  // Ring bytes the staged requests take (slot headers and alignment included).
-  uint64_t slot_bytes() const { return bytes_used_; }
+  // Ring bytes the staged requests take as one slot (its header and padding included).
+  uint64_t slot_bytes() const { return prefix_bytes(size()); }
   const StagedRequest& at(uint32_t i) const { return meta_[i]; }
-  const uint8_t* record(uint32_t i) const { return bytes_.get() + meta_[i].slot_offset + sizeof(pd3_slot); }
+  const uint8_t* record(uint32_t i) const { return bytes_.get() + meta_[i].record_offset; }
 
-  // Writes the first `n` staged requests into `ring` as one run of slots and seals them in order.
-  // Returns false (nothing written) if the ring lacks room for all `n`.
+  // Writes the first `n` staged requests into `ring` as one PD3_SLOT_RECORDS slot and seals it.
+  // Returns false (nothing written) if the ring lacks room for it.
   [[nodiscard]] bool publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const;
-  // Ring bytes of the first `n` staged requests.
+  // Ring bytes of the first `n` staged requests as one slot.
   uint64_t prefix_bytes(uint32_t n) const;
 
   // Forgets the first `n` staged requests (published or failed).
@@ -51,8 +52,15 @@ class RequestBatch {
   void drop_back();
 
  private:
-  // Grows bytes_ to hold `more` further bytes, without zero-filling them (they are written next).
-  uint8_t* extend(uint32_t more);
+  // Takes `more` further bytes at the end, without zero-filling them (they are written next).
+  uint8_t* extend(uint32_t more) {
+    if (bytes_used_ + more > bytes_cap_) grow(more);
+    uint8_t* at = bytes_.get() + bytes_used_;
+    bytes_used_ += more;
+    return at;
+  }
+  // Reallocates bytes_ with room for `more` further bytes (rare: the buffer is kept).
+  void grow(uint32_t more);
 
   std::vector<StagedRequest> meta_;
   std::unique_ptr<uint8_t[]> bytes_;

@@ -126,7 +126,10 @@ TEST(agent_restart_pad_hole_across_the_ring_end) {
   CHECK_EQ(ring.published_end(), ring.tail());
   // The consumer walks over both PADs and finds nothing to deliver.
   int records = 0;
-  CHECK_EQ(ring.drain(16, [&](const uint8_t*, uint32_t, uint64_t) { ++records; }), 0);
+  CHECK_EQ(ring.drain(16, [&](const pd3_slot&, const uint8_t*, uint64_t) {
+    ++records;
+    return 1;
+  }), 0);
   CHECK_EQ(records, 0);
   CHECK_EQ(c->resp_head, c->resp_tail);
 }

@@ -139,15 +139,19 @@ TEST(host_dma_agent_operations_cost_what_their_contract_says) {
   for (uint32_t i = 0; i < 3; ++i) REQUIRE(agent->responses().add(pd3_op_id(PD3_OP_READ, i), PD3_OK, data, 8) == PD3_OK);
   CHECK_EQ(agent->responses().flush(), 3u);
   want = {};
-  want.writes = 4, want.write_bytes = 8 + 3 * 32 + 8 + 64;  // 16-byte slot header + 8 + 8 data = 32
+  // One batch slot: its 16-byte header, then three records of 8 + 8 data bytes.
+  want.writes = 4, want.write_bytes = 8 + 16 + 3 * 16 + 8 + 64;
   want.fences = 2;
   want.reads = 1, want.read_bytes = 4;
   CHECK(same(minus(agent->dma().counts(), before), want));
-  // Published: the first seal is there, the last slot's too (written before the fence).
+  // Published: the seal is there, and the slot holds the three.
   const uint8_t* ring = reinterpret_cast<const uint8_t*>(c) + c->resp_offset;
-  CHECK_EQ(reinterpret_cast<const pd3_slot*>(ring)->seal, (0 ^ c->seal_salt) | 1u);
-  CHECK_EQ(reinterpret_cast<const pd3_slot*>(ring + 64)->seal, (64 ^ c->seal_salt) | 1u);
-  CHECK_EQ(c->resp_tail, 96u);
+  const auto* slot = reinterpret_cast<const pd3_slot*>(ring);
+  CHECK_EQ(slot->seal, (0 ^ c->seal_salt) | 1u);
+  CHECK_EQ(slot->kind, PD3_SLOT_RECORDS);
+  CHECK_EQ(slot->count, 3u);
+  CHECK_EQ(slot->length, 64u);
+  CHECK_EQ(c->resp_tail, 64u);
   CHECK_EQ(c->agent_responses, 3u);
 
   // A host thread sleeps until the fourth response: that batch also reads the target, resets it

@@ -12,6 +12,7 @@
 #include "common/segment_rings.hpp"
 #include "agent_rings.hpp"
 #include "harness.hpp"
+#include "raw_ring.hpp"
 #include "host/request_writer.hpp"
 #include "host/response_reader.hpp"
 #include "pd3/host.h"
@@ -22,6 +23,9 @@ namespace {
 
 using pd3::Segment;
 using pd3::SlotRing;
+using pd3test::GuardedRing;
+using pd3test::put_raw_slot;
+using pd3test::ring_bytes;
 
 // A fresh segment with the given ring sizes, unlinked at scope exit.
 struct TestSegment {
@@ -33,47 +37,6 @@ struct TestSegment {
   }
   pd3_control* c() const { return seg->control(); }
 };
-
-// A control block followed by one ring of `ring_bytes` and then an inaccessible guard page, so a
-// reader that strays past the ring's end faults. Both the request and response ring views of the
-// control block point at the same bytes (tests use one at a time).
-struct GuardedRing {
-  uint8_t* base = nullptr;
-  size_t len = 0;
-  explicit GuardedRing(uint64_t ring_bytes, uint64_t salt = 0x5A17ull) {
-    len = PD3_CONTROL_SIZE + ring_bytes + 4096;
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    base = static_cast<uint8_t*>(p);
-    if (mprotect(base + PD3_CONTROL_SIZE + ring_bytes, 4096, PROT_NONE) != 0) return;
-    pd3_control* ctl = c();
-    ctl->req_offset = ctl->resp_offset = PD3_CONTROL_SIZE;
-    ctl->req_size = ctl->resp_size = ring_bytes;
-    ctl->seal_salt = salt;
-  }
-  ~GuardedRing() {
-    if (base) munmap(base, len);
-  }
-  pd3_control* c() const { return reinterpret_cast<pd3_control*>(base); }
-};
-
-uint8_t* ring_bytes(pd3_control* c, bool request) {
-  return reinterpret_cast<uint8_t*>(c) + (request ? c->req_offset : c->resp_offset);
-}
-
-// Writes a slot the way a (possibly broken) producer would: record bytes, then the header with the
-// segment's seal rule. Advances the ring's tail past it like a reservation would.
-void put_raw_slot(pd3_control* c, bool request, uint64_t pos, uint32_t length, uint16_t kind, const void* rec,
-                  size_t rec_len, uint64_t seal_override = 0) {
-  const uint64_t size = request ? c->req_size : c->resp_size;
-  uint8_t* p = ring_bytes(c, request) + (pos & (size - 1));
-  if (rec_len) std::memcpy(p + sizeof(pd3_slot), rec, rec_len);
-  pd3_slot s{seal_override ? seal_override : ((pos ^ c->seal_salt) | 1u), length, kind, 0};
-  std::memcpy(p, &s, sizeof s);
-  uint64_t& tail = request ? c->req_tail : c->resp_tail;
-  const uint64_t end = pos + (length ? length : 16);
-  if (end > tail) tail = end;
-}
 
 uint8_t pattern(uint64_t seq, uint32_t i) { return uint8_t((seq * 131u + i * 7u + (i >> 8)) ^ 0x5Cu); }
 

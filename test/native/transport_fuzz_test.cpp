@@ -119,6 +119,17 @@ TEST(fuzz_request_ring_decoder_through_the_libfuzzer_target) {
       std::memcpy(input.data() + 9 + 8, &len, 4);
       const uint16_t kind = rng() % 4 ? PD3_SLOT_RECORD : PD3_SLOT_PAD;
       std::memcpy(input.data() + 9 + 12, &kind, 2);
+    } else if (input.size() >= 9 + 16 + 6 * 16 && rng() % 2) {
+      // A batch slot of READs (no payload), framed right, then one byte changed half the time:
+      // the decoder gets into the records and their framing.
+      const uint16_t count = uint16_t(1 + rng() % 6);
+      for (uint16_t k = 0; k < count; ++k) {
+        const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, k), uint32_t(rng()), uint32_t(rng()), 64);
+        std::memcpy(input.data() + 9 + 16 + 16 * k, &r, sizeof r);
+      }
+      const pd3_slot s{0, uint32_t(16 + 16 * count), PD3_SLOT_RECORDS, count};
+      std::memcpy(input.data() + 9, &s, sizeof s);
+      if (rng() % 2) input[9 + 8 + rng() % (8 + 16 * count)] = uint8_t(rng());
     }
     records += uint64_t(pd3fuzz::run_request_ring_input(host.control(), input.data(), input.size()));
   }

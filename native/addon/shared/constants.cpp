@@ -67,6 +67,12 @@ Napi::Object constants(Napi::Env env) {
   num("DEFAULT_AGENT_TIMEOUT_MS", PD3_DEFAULT_AGENT_TIMEOUT_MS);
   num("SLOT_ALIGN", PD3_SLOT_ALIGN);
   num("SIZEOF_SLOT", sizeof(pd3_slot));
+  num("SLOT_RECORD", PD3_SLOT_RECORD);
+  num("SLOT_RECORDS", PD3_SLOT_RECORDS);
+  num("SLOT_PAD", PD3_SLOT_PAD);
+  num("SLOT_COUNT", offsetof(pd3_slot, count));
+  num("RECORD_ALIGN", PD3_RECORD_ALIGN);
+  num("SLOT_MAX_RECORDS", PD3_SLOT_MAX_RECORDS);
   num("SIZEOF_REQUEST", sizeof(pd3_request));
   num("REQUEST_OP_ID", offsetof(pd3_request, op_id));
   num("REQUEST_RESERVED", offsetof(pd3_request, reserved));

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define PD3_SEGMENT_MAGIC 0x31474553334450ULL /* "PD3SEG1" followed by a zero byte, little-endian */
-#define PD3_LAYOUT_VERSION 5u /* 5: the host's completion doorbell (line 13); 4: 16-byte pd3_request */
+#define PD3_LAYOUT_VERSION 6u /* 6: batched slots (PD3_SLOT_RECORDS); 5: the host's completion doorbell (line 13); 4: 16-byte pd3_request */
 #define PD3_CACHE_LINE 64u
 #define PD3_SECTION_ALIGN 4096u
 #define PD3_CONTROL_SIZE 4096u

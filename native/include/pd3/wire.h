@@ -1,6 +1,7 @@
 /* pd3/wire.h — every record that crosses the host↔agent segment, defined once (little-endian).
  *
- * Rings carry records inside "slots": a 16-byte framing header (pd3_slot) followed by the record.
+ * Rings carry records inside "slots": a 16-byte framing header (pd3_slot) followed by one record, or
+ * by a batch of records that were published together (PD3_SLOT_RECORDS).
  * Records follow the PD3 paper (§6.1, §6.2) with the deviations documented in docs/wire-formats.md:
  * responses carry a status, keys are variable-length, the request header is 16 bytes instead of 12
  * (32-bit region ids, see pd3/transport.h), and the Loading Zone keeps each item's
@@ -53,9 +54,13 @@ static inline uint32_t pd3_id_of(uint16_t op_id) { return (uint32_t)op_id & PD3_
 
 /* ---- ring slot framing ------------------------------------------------------------------------- */
 
-#define PD3_SLOT_RECORD 1u /* the slot holds one record */
-#define PD3_SLOT_PAD 2u    /* filler to the end of the ring; the next slot starts at offset 0 */
-#define PD3_SLOT_ALIGN 16u /* every slot starts and ends on a 16-byte boundary, so a PAD always fits a header */
+#define PD3_SLOT_RECORD 1u  /* the slot holds one record */
+#define PD3_SLOT_PAD 2u     /* filler to the end of the ring; the next slot starts at offset 0 */
+#define PD3_SLOT_RECORDS 3u /* the slot holds `count` (≥ 1) records back to back, each starting on a
+                               PD3_RECORD_ALIGN boundary: one header and one seal for a batch */
+#define PD3_SLOT_ALIGN 16u  /* every slot starts and ends on a 16-byte boundary, so a PAD always fits a header */
+#define PD3_RECORD_ALIGN 8u /* records in a PD3_SLOT_RECORDS slot start on 8-byte boundaries */
+#define PD3_SLOT_MAX_RECORDS 65535u /* most records one PD3_SLOT_RECORDS slot holds (`count` is 16 bits) */
 
 /* Framing of one record in a byte ring (request and response rings). */
 typedef struct pd3_slot {
@@ -63,8 +68,10 @@ typedef struct pd3_slot {
                       byte position; anything else: not yet. The per-segment salt keeps stale payload
                       bytes of an earlier lap from passing for a seal. */
   uint32_t length; /* bytes of the whole slot including this header, a multiple of PD3_SLOT_ALIGN */
-  uint16_t kind;   /* PD3_SLOT_RECORD or PD3_SLOT_PAD */
-  uint16_t reserved;
+  uint16_t kind;   /* PD3_SLOT_RECORD, PD3_SLOT_RECORDS or PD3_SLOT_PAD */
+  uint16_t count;  /* PD3_SLOT_RECORDS: the records in the slot. Their lengths come from their own
+                      headers (pd3_request_payload_len, pd3_response_data_len); the last one ends in
+                      the slot's final PD3_SLOT_ALIGN bytes. Other kinds: 0 */
 } pd3_slot;
 
 /* ---- host request (paper §6.1, widened to 16 bytes; write data follows) ------------------------ */
