@@ -33,6 +33,11 @@ static_assert(offsetof(pd3_control, host_requests) % PD3_CACHE_LINE == 0, "host 
 static_assert(offsetof(pd3_control, agent_batches) % PD3_CACHE_LINE == 0, "agent counters line");
 static_assert(sizeof(pd3_lz_desc) == 32, "two descriptors per cache line");
 static_assert(sizeof(pd3_lz_record) == 16 && sizeof(pd3_slot) == 16, "8-aligned record headers");
+static_assert(offsetof(pd3_slot, length) == 8 && offsetof(pd3_slot, kind) == 12 && offsetof(pd3_slot, count) == 14,
+              "pd3_slot layout (exported to TS as SLOT_COUNT)");
+static_assert(PD3_SLOT_ALIGN % PD3_RECORD_ALIGN == 0 && sizeof(pd3_request) % PD3_RECORD_ALIGN == 0 &&
+                  sizeof(pd3_response) % PD3_RECORD_ALIGN == 0,
+              "a batch slot's records keep their headers 8-aligned");
 // The request header: the paper's 12 bytes (§6.1) widened to 16 for 32-bit region ids
 // (docs/wire-formats.md); every field at its natural alignment, so packing changes nothing.
 static_assert(sizeof(pd3_request) == 16, "request header: 16 bytes");

@@ -82,7 +82,7 @@ class RequestReader {
     std::memcpy(&s, bytes() + at, sizeof s);
     return s;
   }
-  auto records_at(size_t at, const pd3_slot& s) const {
+  auto records_at(size_t at, pd3_slot s) const {  // s: the slot header at `at`, copied out of buf_
     // A lambda, not the function itself: its own type, so the walk inlines it.
     return slot_records<sizeof(pd3_request)>(bytes() + at + sizeof(pd3_slot), s.length - sizeof(pd3_slot), s.count,
                                              [](const uint8_t* rec) { return request_record_len(rec); });

@@ -6,8 +6,11 @@
 #include <cstring>
 
 #include "common/slot_records.hpp"
+#include "pd3/host.h"
 
 namespace pd3 {
+
+static_assert(PD3_MAX_PUBLISH_BATCH <= PD3_SLOT_MAX_RECORDS, "a full batch fits one slot's count");
 
 void RequestBatch::grow(uint32_t more) {
   const uint32_t cap = std::max<uint32_t>({bytes_cap_ * 2, bytes_used_ + more, 4096});
