@@ -1,6 +1,6 @@
-// slot_records.hpp — the records inside one PD3_SLOT_RECORDS slot (a batch published under one
-// header and one seal): framing check and walk, shared by the agent's request reader and the
-// host's response reader.
+// slot_records.hpp — slot sizes, and the records inside one PD3_SLOT_RECORDS slot (a batch
+// published under one header and one seal): framing check and walk, shared by the agent's request
+// reader and the host's response reader.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,10 @@ constexpr uint64_t record_span(uint64_t record_bytes) {
   return (record_bytes + PD3_RECORD_ALIGN - 1) & ~uint64_t{PD3_RECORD_ALIGN - 1};
 }
 
-// Slot bytes for a PD3_SLOT_RECORDS slot whose records take `spans` bytes (their record_spans).
-constexpr uint64_t records_slot_len(uint64_t spans) {
-  return (sizeof(pd3_slot) + spans + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
+// Slot bytes for a body of `body_bytes` (one record, or a batch's record_spans): the header, the
+// body, padding to PD3_SLOT_ALIGN. Every ring reader and writer sizes slots with it.
+constexpr uint64_t slot_len(uint64_t body_bytes) {
+  return (sizeof(pd3_slot) + body_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
 }
 
 // Stateless walker over the `count` records of a PD3_SLOT_RECORDS slot whose body (the bytes after
@@ -49,7 +50,7 @@ struct SlotRecords {
       at += record_span(len);
       if (at > body_len) return false;  // the last record's alignment runs past the body
     }
-    return records_slot_len(at) == sizeof(pd3_slot) + body_len;
+    return slot_len(at) == sizeof(pd3_slot) + body_len;
   }
 
   // Does the framing hold (walk's verdict, nothing handed out)?

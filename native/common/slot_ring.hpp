@@ -18,6 +18,7 @@
 #endif
 
 #include "common/atomics.hpp"
+#include "common/slot_records.hpp"
 #include "pd3/status.h"
 #include "pd3/wire.h"
 
@@ -58,16 +59,13 @@ class SlotRing {
   // Largest slot that can ever be reserved: half the ring, so a PAD plus the slot always fit.
   uint64_t max_slot() const { return size_ / 2; }
 
-  // Slot bytes needed for a record of `record_bytes`.
-  static uint64_t slot_len(uint64_t record_bytes) {
-    return (sizeof(pd3_slot) + record_bytes + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
-  }
+  // Slot bytes needed for a record of `record_bytes` (pd3::slot_len).
+  static uint64_t slot_len(uint64_t record_bytes) { return pd3::slot_len(record_bytes); }
 
-  // Many producers: reserves `len` bytes (one slot_len, or the sum of several slots' published
-  // together with publish_run). Returns false if the ring lacks room (back-pressure: nothing was
-  // reserved). `head_cache`, if given, is the producers' private copy of head: the consumer's line
-  // is read only when the copy says the ring is full, so producers do not pull the line the
-  // consumer writes at every reservation.
+  // Many producers: reserves one slot of `len` bytes (a slot_len). Returns false if the ring lacks
+  // room (back-pressure: nothing was reserved). `head_cache`, if given, is the producers' private
+  // copy of head: the consumer's line is read only when the copy says the ring is full, so
+  // producers do not pull the line the consumer writes at every reservation.
   bool reserve_mp(uint64_t len, SlotReservation* r, std::atomic<uint64_t>* head_cache = nullptr) const {
     // relaxed: the value is only a guess for the CAS; the CAS below revalidates it.
     uint64_t tail = aref(*tail_).load(std::memory_order_relaxed);
@@ -121,17 +119,11 @@ class SlotRing {
     seal(r.pos + r.pad, len, PD3_SLOT_RECORD);
   }
 
-  // A run of slots reserved together (reserve_mp of their summed lengths; a run never wraps).
-  // Publishes the run's PAD (if any); its slots are then sealed with seal_in_run, in order, so the
-  // consumer can start on the first while the rest are sealed.
-  void publish_pad(const SlotReservation& r) const {
-    if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
-  }
-  // A run written whole, slot headers included (RequestBatch::publish_prefix): the first byte of
-  // the run's first slot. The caller copies the run there except that slot's seal word (the consumer
-  // may be reading it already); every later seal word it overwrites is read by the consumer only
-  // after the first slot's seal, so after the copy.
-  uint8_t* run_at(const SlotReservation& r) const { return data_ + ((r.pos + r.pad) & mask_); }
+  // A slot the producer writes whole, header included (RequestBatch::publish_prefix: a batch slot,
+  // whose count only the producer knows): the first byte of the slot reserved in `r`. The caller
+  // writes everything there except the seal word (the consumer may be reading it already), then
+  // calls publish_written.
+  uint8_t* slot_at(const SlotReservation& r) const { return data_ + ((r.pos + r.pad) & mask_); }
   // Producer hint: asks the cache for the lines of [pos, pos + len) in a state to be written (the
   // bytes wrap like the ring's; at most kPrefetchMax of them). A producer calls it for the bytes it
   // expects to write next, well before it writes them: the ring's lines were last read by the
@@ -143,10 +135,11 @@ class SlotRing {
   }
   static constexpr uint64_t kPrefetchMax = 8192;
 
-  // Publishes the slot `offset` bytes into a run whose slot headers (length, kind) were copied in
-  // with its bytes: only the seal is stored.
-  void seal_in_run(const SlotReservation& r, uint64_t offset) const {
-    const uint64_t pos = r.pos + r.pad + offset;
+  // Publishes the PAD of `r` (if any), then the slot written whole at slot_at(r): only its seal is
+  // stored.
+  void publish_written(const SlotReservation& r) const {
+    if (r.pad) seal(r.pos, r.pad, PD3_SLOT_PAD);
+    const uint64_t pos = r.pos + r.pad;
     auto* s = reinterpret_cast<pd3_slot*>(data_ + (pos & mask_));
     // release: the slot's header and record bytes, copied before, are visible to whoever acquires
     // this seal.

@@ -108,9 +108,10 @@ class RequestReader {
   // broken framing, > 0: the slot does not fit `limit`, or max was reached).
   template <class Fn>
   uint64_t walk(uint64_t limit, bool take, const Pass& pass, Fn& fn, Progress* p, int64_t* stop);
-  // Hands the record slot at `at` (ring position `pos`, `len` bytes) to fn as a RequestView.
+  // Hands the records of the slot at `at` (ring position `pos`, header `s` as slot_at judged it)
+  // to fn as RequestViews.
   template <class Fn>
-  void deliver(uint64_t at, uint64_t len, uint64_t pos, Fn& fn);
+  void deliver(uint64_t at, pd3_slot s, uint64_t pos, Fn& fn);
 
   HostDma& dma_;
   const HostLayout l_;
@@ -121,11 +122,10 @@ class RequestReader {
 };
 
 template <class Fn>
-void RequestReader::deliver(uint64_t at, uint64_t len, uint64_t pos, Fn& fn) {
+void RequestReader::deliver(uint64_t at, pd3_slot s, uint64_t pos, Fn& fn) {
   const uint8_t* slot = bytes() + at;
   RequestView v{};
   v.pos = pos;
-  const pd3_slot s = header_at(at);
   if (s.kind == PD3_SLOT_RECORDS) {  // framing checked by slot_at: every record is whole
     v.has_header = true;
     v.status = PD3_OK;
@@ -138,14 +138,13 @@ void RequestReader::deliver(uint64_t at, uint64_t len, uint64_t pos, Fn& fn) {
     return;
   }
   v.payload = slot + sizeof(pd3_slot) + sizeof(pd3_request);
-  v.has_header = len >= sizeof(pd3_slot) + sizeof(pd3_request);
+  v.has_header = s.length >= sizeof(pd3_slot) + sizeof(pd3_request);
   if (!v.has_header) {
     v.status = PD3_E_CORRUPT;
   } else {
     std::memcpy(&v.hdr, slot + sizeof(pd3_slot), sizeof v.hdr);
     const uint64_t body = sizeof(pd3_request) + uint64_t(pd3_request_payload_len(&v.hdr));
-    const uint64_t need = (sizeof(pd3_slot) + body + PD3_SLOT_ALIGN - 1) & ~uint64_t{PD3_SLOT_ALIGN - 1};
-    v.status = need == len ? PD3_OK : PD3_E_CORRUPT;
+    v.status = slot_len(body) == s.length ? PD3_OK : PD3_E_CORRUPT;
     v.record_len = v.status == PD3_OK ? uint32_t(body) : 0;
   }
   if (v.status != PD3_OK) counters_.add(AgentCounters::kCorrupt);
@@ -178,7 +177,7 @@ uint64_t RequestReader::walk(uint64_t limit, bool take, const Pass& pass, Fn& fn
     if (records > 0) {
       p->taken += records;
       if (p->pos < pass.fence) p->fenced += records;
-      else if (take) deliver(at, uint64_t(len), p->pos, fn);
+      else if (take) deliver(at, s, p->pos, fn);
     }
     p->pos += uint64_t(len);
     at += uint64_t(len);

@@ -50,14 +50,19 @@ bool ResponseWriter::room_for(uint64_t bytes) {
   return tail_ + bytes - head_seen_ <= l_.resp_size;
 }
 
+void ResponseWriter::stage_through(uint64_t end) {
+  // Grown geometrically and never shrunk or zero-filled: only the slots' padding is cleared below.
+  if (stage_.size() * 8 < end) stage_.resize(std::max<size_t>(end / 8, 2 * stage_.size()));
+  // A slot's padding (under PD3_SLOT_ALIGN bytes) lies in its last two words: zeroed before the
+  // record that ends there is written over the rest of them.
+  stage_[end / 8 - 1] = 0;
+  stage_[end / 8 - 2] = 0;
+}
+
 uint64_t ResponseWriter::stage_slot(uint64_t len, uint16_t kind, uint16_t count) {
   if (staged_bytes_ == 0) batch_pos_ = tail_;
   const uint64_t at = staged_bytes_;
-  // Grown geometrically and never shrunk or zero-filled: only the slots' padding is cleared below.
-  if (stage_.size() * 8 < at + len) stage_.resize(std::max<size_t>((at + len) / 8, 2 * stage_.size()));
-  // The padding (under PD3_SLOT_ALIGN bytes) lies in the slot's last two words: zero them first.
-  stage_[(at + len) / 8 - 1] = 0;
-  stage_[(at + len) / 8 - 2] = 0;
+  stage_through(at + len);
   // The first slot's seal stays 0 (unpublished) until flush() has fenced the rest.
   const pd3_slot s{at == 0 ? 0 : l_.seal_of(tail_), uint32_t(len), kind, count};
   std::memcpy(staged_at(at), &s, sizeof s);
@@ -68,18 +73,16 @@ uint64_t ResponseWriter::stage_slot(uint64_t len, uint16_t kind, uint16_t count)
 
 bool ResponseWriter::extend_open_slot(uint64_t span, uint64_t* record_at) {
   if (open_slot_ == kNoOpenSlot) return false;
-  const uint64_t len = records_slot_len(open_spans_ + span);
+  const uint64_t was = slot_len(open_spans_);
+  const uint64_t len = slot_len(open_spans_ + span);
   const uint64_t slot_pos = batch_pos_ + open_slot_;
   if (open_count_ == PD3_SLOT_MAX_RECORDS || len > std::min(kMaxBatchSlot, l_.resp_size / 2) ||
-      (slot_pos & (l_.resp_size - 1)) + len > l_.resp_size || !room_for(len - open_len_))
+      (slot_pos & (l_.resp_size - 1)) + len > l_.resp_size || !room_for(len - was))
     return false;
-  if (len > open_len_) {
-    if (stage_.size() * 8 < open_slot_ + len) stage_.resize(std::max<size_t>((open_slot_ + len) / 8, 2 * stage_.size()));
-    stage_[(open_slot_ + len) / 8 - 1] = 0;  // the slot's new padding
-    stage_[(open_slot_ + len) / 8 - 2] = 0;
-    tail_ += len - open_len_;
-    staged_bytes_ += len - open_len_;
-    open_len_ = len;
+  if (len > was) {
+    stage_through(open_slot_ + len);
+    tail_ += len - was;
+    staged_bytes_ += len - was;
   }
   *record_at = open_slot_ + sizeof(pd3_slot) + open_spans_;
   open_spans_ += span;
@@ -91,7 +94,7 @@ void ResponseWriter::close_open_slot() {
   if (open_slot_ == kNoOpenSlot) return;
   pd3_slot s;
   std::memcpy(&s, staged_at(open_slot_), sizeof s);
-  s.length = uint32_t(open_len_);
+  s.length = uint32_t(slot_len(open_spans_));
   s.count = uint16_t(open_count_);
   std::memcpy(staged_at(open_slot_), &s, sizeof s);
   open_slot_ = kNoOpenSlot;
@@ -101,7 +104,7 @@ int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t s
   const pd3_response hdr{op_id, uint16_t(status < 0 ? -status : status), size};
   const uint32_t data_len = pd3_response_data_len(&hdr);
   const uint64_t span = record_span(sizeof hdr + uint64_t(data_len));
-  const uint64_t len = records_slot_len(span);
+  const uint64_t len = slot_len(span);
   if (len > l_.resp_size / 2) return PD3_E_TOO_BIG;
   uint64_t at;
   if (!extend_open_slot(span, &at)) {
@@ -112,7 +115,6 @@ int ResponseWriter::add(uint16_t op_id, int status, const void* data, uint32_t s
     if (pad) (void)stage_slot(pad, PD3_SLOT_PAD, 0);
     open_slot_ = stage_slot(len, PD3_SLOT_RECORDS, 1);
     open_spans_ = span;
-    open_len_ = len;
     open_count_ = 1;
     at = open_slot_ + sizeof(pd3_slot);
   }

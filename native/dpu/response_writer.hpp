@@ -37,6 +37,8 @@ class ResponseWriter {
   [[nodiscard]] bool room_for(uint64_t bytes);
   // Wakes the host threads waiting in pd3_host_wait if the responses they wait for are published.
   void wake_host();
+  // Makes stage_ hold `end` bytes and zeroes the padding of a slot that ends there.
+  void stage_through(uint64_t end);
   // Stages a slot of `len` bytes (its header; the caller writes the body) and returns its offset
   // in stage_.
   uint64_t stage_slot(uint64_t len, uint16_t kind, uint16_t count);
@@ -58,9 +60,8 @@ class ResponseWriter {
   std::vector<uint64_t> stage_;  // the staged slots' bytes, from batch_pos_ (8-aligned; kept)
   static constexpr uint64_t kNoOpenSlot = ~uint64_t{0};
   uint64_t open_slot_ = kNoOpenSlot;  // offset in stage_ of the batch slot responses are added to
-  uint64_t open_spans_ = 0;           // bytes of records in it
-  uint64_t open_len_ = 0;             // its slot length so far (its staged header is written at close)
-  uint32_t open_count_ = 0;           // records in it
+  uint64_t open_spans_ = 0;           // bytes of records in it (its length: slot_len(open_spans_))
+  uint32_t open_count_ = 0;           // records in it (length and count reach its header at close)
 };
 
 }  // namespace pd3

@@ -34,12 +34,13 @@ void RequestBatch::add(uint16_t id, const pd3_request& hdr, const void* payload,
   meta_.push_back(m);
 }
 
-uint64_t RequestBatch::prefix_bytes(uint32_t n) const {
+uint32_t RequestBatch::record_bytes(uint32_t n) const {
   assert(n <= meta_.size());
-  if (n == 0) return 0;
   // The records are contiguous: the first n end where record n starts (or where the batch ends).
-  return records_slot_len(n == meta_.size() ? bytes_used_ : meta_[n].record_offset);
+  return n == meta_.size() ? bytes_used_ : meta_[n].record_offset;
 }
+
+uint64_t RequestBatch::prefix_bytes(uint32_t n) const { return n == 0 ? 0 : slot_len(record_bytes(n)); }
 
 bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const {
   assert(n > 0 && n <= meta_.size());
@@ -47,18 +48,17 @@ bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<
   if (total > ring.max_slot()) return false;  // a slot must fit half the ring
   SlotReservation r;
   if (!ring.reserve_mp(total, &r, head_cache)) return false;
-  // Everything but the seal word first (the agent may be reading it: SlotRing::run_at), then the
+  // Everything but the seal word first (the agent may be reading it: SlotRing::slot_at), then the
   // seal, which publishes the whole batch.
-  uint8_t* slot = ring.run_at(r);
+  uint8_t* slot = ring.slot_at(r);
   const pd3_slot header{0, uint32_t(total), PD3_SLOT_RECORDS, uint16_t(n)};
   constexpr size_t kSeal = sizeof(pd3_slot::seal);
   std::memcpy(slot + kSeal, reinterpret_cast<const uint8_t*>(&header) + kSeal, sizeof header - kSeal);
   const uint64_t body = total - sizeof header;
-  const uint64_t records = n == meta_.size() ? bytes_used_ : meta_[n].record_offset;
+  const uint64_t records = record_bytes(n);
   std::memcpy(slot + sizeof header, bytes_.get(), records);
   if (records < body) std::memset(slot + sizeof header + records, 0, body - records);  // the slot's padding
-  ring.publish_pad(r);
-  ring.seal_in_run(r, 0);
+  ring.publish_written(r);
   // The next batch most likely starts where this one ends and is about as long: its lines are
   // fetched for writing now, while the handle stages it, so its copy does not stall on them.
   ring.prefetch_for_write(r.pos + r.pad + total, total);

@@ -45,6 +45,8 @@ class RequestBatch {
   [[nodiscard]] bool publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const;
   // Ring bytes of the first `n` staged requests as one slot.
   uint64_t prefix_bytes(uint32_t n) const;
+  // Bytes of the first `n` staged records (their spans), the body of that slot before its padding.
+  uint32_t record_bytes(uint32_t n) const;
 
   // Forgets the first `n` staged requests (published or failed).
   void drop_front(uint32_t n);

@@ -33,7 +33,7 @@ struct Body {
     size += pd3::record_span(hdr_len + data_len);
     ++count;
   }
-  uint32_t slot_len() const { return uint32_t(pd3::records_slot_len(size)); }
+  uint32_t slot_len() const { return uint32_t(pd3::slot_len(size)); }
 };
 
 // Puts `body` as one batch slot at `pos` (length and count overridable to break it).

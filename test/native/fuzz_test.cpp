@@ -15,6 +15,7 @@
 #include "harness.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/response_reader.hpp"
+#include "raw_ring.hpp"
 #include "util.hpp"
 
 namespace {
@@ -86,19 +87,9 @@ TEST(fuzz_request_and_response_decoders_stay_inside_their_rings) {
       if (rng() % 4 == 0 && room >= 16 + 6 * 16) {
         // A batch slot framed right (16-byte records: READ requests, or WRITE responses with an
         // 8-byte spare word), then one byte changed half the time.
-        const uint16_t count = uint16_t(1 + rng() % 6);
-        for (uint16_t k = 0; k < count; ++k) {
-          uint8_t* rec = ring + (head & 4095) + 16 + 16 * k;
-          if (ring == req) {
-            const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, k), 1, 0, 8);
-            std::memcpy(rec, &r, sizeof r);
-          } else {  // a READ with 8 data bytes
-            const pd3_response r{uint16_t(pd3_op_id(PD3_OP_READ, k)), 0, 8};
-            std::memcpy(rec, &r, sizeof r);
-          }
-        }
-        *s = pd3_slot{(head ^ c->seal_salt) | 1, uint32_t(16 + 16 * count), PD3_SLOT_RECORDS, count};
-        if (rng() % 2) ring[(head & 4095) + 8 + rng() % (8 + 16 * count)] = uint8_t(rng());
+        const uint32_t len = pd3test::lay_read_batch(ring + (head & 4095), uint16_t(1 + rng() % 6), ring == req,
+                                                     (head ^ c->seal_salt) | 1);
+        if (rng() % 2) ring[(head & 4095) + 8 + rng() % (len - 8)] = uint8_t(rng());
       } else if (rng() % 8) {
         s->seal = (head ^ c->seal_salt) | 1;
         s->length = uint32_t(rng() % 3 ? 16 * (1 + rng() % 8) : rng());

@@ -53,4 +53,23 @@ inline void put_raw_slot(pd3_control* c, bool request, uint64_t pos, uint32_t le
   if (end > tail) tail = end;
 }
 
+// Lays a PD3_SLOT_RECORDS slot of `count` 16-byte READ records at `slot`, framed right, under
+// `seal`: requests, or responses with 8 data bytes (the bytes already there). For the fuzzers,
+// which then change a byte of it. Returns the slot's length.
+inline uint32_t lay_read_batch(uint8_t* slot, uint16_t count, bool requests, uint64_t seal) {
+  for (uint16_t k = 0; k < count; ++k) {
+    uint8_t* rec = slot + sizeof(pd3_slot) + 16 * k;
+    if (requests) {
+      const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, k), 1, 0, 8);
+      std::memcpy(rec, &r, sizeof r);
+    } else {
+      const pd3_response r{uint16_t(pd3_op_id(PD3_OP_READ, k)), 0, 8};
+      std::memcpy(rec, &r, sizeof r);
+    }
+  }
+  const pd3_slot s{seal, uint32_t(sizeof(pd3_slot) + 16 * count), PD3_SLOT_RECORDS, count};
+  std::memcpy(slot, &s, sizeof s);
+  return s.length;
+}
+
 }  // namespace pd3test

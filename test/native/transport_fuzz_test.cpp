@@ -9,6 +9,7 @@
 #include "../fuzz/request_ring_target.hpp"
 #include "../fuzz/transport_target.hpp"
 #include "harness.hpp"
+#include "raw_ring.hpp"
 #include "util.hpp"
 
 namespace {
@@ -122,14 +123,9 @@ TEST(fuzz_request_ring_decoder_through_the_libfuzzer_target) {
     } else if (input.size() >= 9 + 16 + 6 * 16 && rng() % 2) {
       // A batch slot of READs (no payload), framed right, then one byte changed half the time:
       // the decoder gets into the records and their framing.
-      const uint16_t count = uint16_t(1 + rng() % 6);
-      for (uint16_t k = 0; k < count; ++k) {
-        const pd3_request r = pd3_make_request(pd3_op_id(PD3_OP_READ, k), uint32_t(rng()), uint32_t(rng()), 64);
-        std::memcpy(input.data() + 9 + 16 + 16 * k, &r, sizeof r);
-      }
-      const pd3_slot s{0, uint32_t(16 + 16 * count), PD3_SLOT_RECORDS, count};
-      std::memcpy(input.data() + 9, &s, sizeof s);
-      if (rng() % 2) input[9 + 8 + rng() % (8 + 16 * count)] = uint8_t(rng());
+      // (Seal 0: the target forces the seal at head.)
+      const uint32_t len = pd3test::lay_read_batch(input.data() + 9, uint16_t(1 + rng() % 6), true, 0);
+      if (rng() % 2) input[9 + 8 + rng() % (len - 8)] = uint8_t(rng());
     }
     records += uint64_t(pd3fuzz::run_request_ring_input(host.control(), input.data(), input.size()));
   }
