@@ -12,6 +12,10 @@
 
 namespace pd3 {
 
+// The ring position of a record that answers no host request (never fenced): a hint's reply, a
+// prefetch's link record.
+constexpr uint64_t kNoRingPosition = ~uint64_t{0};
+
 // One response owed to the host.
 struct HostReply {
   uint64_t pos = 0;               // request-ring position of the request it answers
