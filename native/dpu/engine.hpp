@@ -113,7 +113,8 @@ class Engine final : public TransferEngine, private PrefetchPort, private HintPo
     if (status == PD3_E_UNAVAILABLE || status == PD3_E_TIMEOUT) bump(counters_.unavailable);
     reply(pos, op_id, status);
   }
-  void fail_records(const std::vector<LinkRecord>& records, int status);
+  // Answers each host request of `records` with `status`; returns how many (prefetches are skipped).
+  size_t fail_records(const std::vector<LinkRecord>& records, int status);
   std::string stats_text() const;  // engine_stats.cpp
 
   // Links (engine_links.cpp).

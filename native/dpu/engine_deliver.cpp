@@ -157,9 +157,14 @@ bool Engine::after_allocate(int li, const LinkRecord& req, int status, const Tra
   return true;
 }
 
-void Engine::fail_records(const std::vector<LinkRecord>& records, int status) {
-  for (const LinkRecord& r : records)
-    if (pd3_op_of(r.hdr.op_id) != PD3_OP_PREFETCH) fail_request(r.pos, r.hdr.op_id, status);  // no host waits for those
+size_t Engine::fail_records(const std::vector<LinkRecord>& records, int status) {
+  size_t failed = 0;
+  for (const LinkRecord& r : records) {
+    if (pd3_op_of(r.hdr.op_id) == PD3_OP_PREFETCH) continue;  // the prefetcher's own: no host waits for it
+    fail_request(r.pos, r.hdr.op_id, status);
+    ++failed;
+  }
+  return failed;
 }
 
 }  // namespace pd3

@@ -60,12 +60,12 @@ void Engine::fail_link(int li, int status, const std::string& why, uint64_t now)
   orphans_.clear();
   link.close(now, *buffer_, &orphans_);
   // The timeout case tells the host its server stopped answering; anything else, that it is gone.
-  fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
+  const size_t failed = fail_records(orphans_, status == PD3_E_TIMEOUT && was_up ? PD3_E_TIMEOUT : PD3_E_UNAVAILABLE);
   links_.forget_server(li);
   if (prefetch_ && link.server_id() >= 0) prefetch_->prefetcher().on_server_lost(li);
   if (was_up) {
     log_.log(LogLevel::kWarn, "server.lost", "%s (server %d) dropped: %s; %zu requests failed",
-             link.endpoint().str().c_str(), link.server_id(), why.c_str(), orphans_.size());
+             link.endpoint().str().c_str(), link.server_id(), why.c_str(), failed);
   } else if (why != links_.memory(li).logged) {  // a server that stays down is logged once per reason
     const bool refused = status == PD3_E_AUTH || status == PD3_E_BAD_VERSION || status == PD3_E_PROTOCOL;
     log_.log(refused ? LogLevel::kError : LogLevel::kWarn, status == PD3_E_AUTH ? "server.auth" : "server.unreachable",

@@ -13,7 +13,7 @@ bool Engine::take_requests(uint64_t now) {
   // is full), requests stay in the ring, where the host sees PD3_E_AGAIN once it fills.
   for (const auto& e : links_)
     if (e.link->backlogged()) return false;
-  // relaxed: this thread is the counter's only writer.
+  // The session's counters are plain fields this thread alone writes (host_layout.hpp).
   const uint64_t fenced_before = session_->counters().fenced;
   const int n = session_->requests().drain(options_.max_batch_records, fence_, [&](const RequestView& v) { route(v, now); });
   bump(counters_.fenced, session_->counters().fenced - fenced_before);  // discarded unexecuted

@@ -14,7 +14,6 @@
 #include <thread>
 #include <utility>
 
-#include "common/tenant_credential.hpp"
 #include "common/error.hpp"
 #include "dpu/engine.hpp"
 #include "pd3/status.h"

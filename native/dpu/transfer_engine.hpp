@@ -146,7 +146,7 @@ class TransferEngine {
   // Attaches the segment (AgentSession::attach), creates Host View, tries each server once (a
   // server that is down is retried by the loop), and starts the thread. Returns PD3_OK,
   // PD3_E_INVAL (bad options) or the attach error; pd3_last_error says why.
-  static int start(const EngineOptions& options, std::unique_ptr<TransferEngine>* out);
+  [[nodiscard]] static int start(const EngineOptions& options, std::unique_ptr<TransferEngine>* out);
   virtual ~TransferEngine() = default;  // implementations stop and join
 
   // Stops the thread; requests still in flight are answered PD3_E_UNAVAILABLE if the response
