@@ -24,16 +24,6 @@ bool agent_alive(const HostCore& core) {
   return now < beat || now - beat < uint64_t(core.agent_timeout_ms) * 1000000ull;
 }
 
-uint32_t agent_attaches(const HostCore& core) {
-  // acquire: pairs with the attach's release increment (the repaired response ring is visible).
-  return aref(core.control()->agent_attaches).load(std::memory_order_acquire);
-}
-
-void settle_after_restart(HostCore& core) {
-  // relaxed: a hint, re-checked under the exclusive route lock.
-  if (agent_attaches(core) != core.seen_attaches.load(std::memory_order_relaxed)) declare_agent_down(core, true);
-}
-
 void declare_agent_down(HostCore& core, bool restart) {
   std::unique_lock route(core.route_mu);  // no ring request is between its liveness check and publish
   const uint32_t attaches = agent_attaches(core);
@@ -67,7 +57,7 @@ void release_quarantine(HostCore& core, uint64_t ack) {
     Inflight& e = core.table[id];
     if (!e.quarantined) continue;
     e = Inflight{};
-    core.free_ids.push_back(uint16_t(id));
+    core.free_ids.push(uint16_t(id));
   }
   core.quarantine_fence.store(0, std::memory_order_relaxed);  // relaxed: id_mu is held
 }

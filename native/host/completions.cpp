@@ -59,7 +59,7 @@ void retire(HostCore& core, uint32_t id, bool quarantine) {
     return;
   }
   e = Inflight{};
-  core.free_ids.push_back(uint16_t(id));
+  core.free_ids.push(uint16_t(id));
 }
 
 namespace {

@@ -84,8 +84,7 @@ int issue_direct(pd3_host* h, const pd3::RingRequest& r) {
       if (registration != 0) h->registrations->release(registration);
       return PD3_E_INFLIGHT;
     }
-    id = core.free_ids.back();
-    core.free_ids.pop_back();
+    id = core.free_ids.pop();
     core.table[id] = Inflight{h, r.dest, r.size, r.user_data, r.op, r.ctl, r.names, true, false, false,
                               held_to_completion ? registration : 0};
   }
@@ -102,7 +101,7 @@ int issue_direct(pd3_host* h, const pd3::RingRequest& r) {
       // The id was never sent, so no completion can have released the registration.
       if (core.table[id].registration != 0) h->registrations->release(core.table[id].registration);
       core.table[id] = Inflight{};
-      core.free_ids.push_back(uint16_t(id));
+      core.free_ids.push(uint16_t(id));
     }
     std::lock_guard queue(h->queue_mu);
     h->inflight.retired();

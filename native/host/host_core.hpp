@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "host/completion_queue.hpp"
 #include "host/direct_path.hpp"
 #include "host/direct_registration.hpp"
+#include "host/free_ids.hpp"
 #include "host/hint_forwarder.hpp"
 #include "host/request_batch.hpp"
 #include "pd3/host.h"
@@ -48,7 +50,7 @@ struct HostCore {
   uint32_t agent_timeout_ms;
   uint32_t publish_batch;        // requests a handle stages before it publishes them
   std::mutex id_mu;              // guards free_ids, table, ring_inflight and quarantine_fence
-  std::vector<uint16_t> free_ids;
+  FreeIds free_ids;
   std::array<Inflight, PD3_MAX_INFLIGHT> table{};
   std::mutex poll_mu;            // one drainer of the response ring at a time
   HintForwarder hints;           // guarded by poll_mu: the agent's prefetch hints (issuer "host")
@@ -75,10 +77,7 @@ struct HostCore {
 
   HostCore(std::unique_ptr<Segment> seg, bool is_owner, uint32_t timeout_ms, uint32_t batch)
       : segment(std::move(seg)), zone(segment->control()), owner(is_owner), agent_timeout_ms(timeout_ms),
-        publish_batch(batch) {
-    free_ids.reserve(PD3_MAX_INFLIGHT);
-    for (uint32_t id = PD3_MAX_INFLIGHT; id-- > 0;) free_ids.push_back(uint16_t(id));
-  }
+        publish_batch(batch) {}
   pd3_control* control() const { return segment->control(); }
 };
 
@@ -112,35 +111,37 @@ class InflightCount {
   std::atomic<uint64_t> retired_{0};
 };
 
-// Ids a handle took from the core in one go, so issuing a ring request does not lock id_mu.
-// Guarded by the handle's issue_mu.
+// Ids a handle took from the core in one go, so issuing a ring request does not lock id_mu. It
+// hands them out in the core's order (FreeIds says why). Guarded by the handle's issue_mu.
 class IdCache {
  public:
-  static constexpr size_t kRefill = 64;
+  static constexpr uint32_t kRefill = 64;
 
   // An id, refilling from the core when empty; -1 when the core has none left either.
   int take(HostCore& core) {
-    if (ids_.empty()) {
+    if (next_ == end_) {
       std::lock_guard lock(core.id_mu);
-      const size_t n = std::min(kRefill, core.free_ids.size());
-      ids_.assign(core.free_ids.end() - ptrdiff_t(n), core.free_ids.end());
-      core.free_ids.resize(core.free_ids.size() - n);
+      next_ = 0;
+      end_ = std::min(kRefill, core.free_ids.size());
+      for (uint32_t i = 0; i < end_; ++i) ids_[i] = core.free_ids.pop();
     }
-    if (ids_.empty()) return -1;
-    const uint16_t id = ids_.back();
-    ids_.pop_back();
-    return id;
+    if (next_ == end_) return -1;
+    return ids_[next_++];
   }
-  // Returns an id that was taken but not used.
-  void put_back(uint16_t id) { ids_.push_back(id); }
+  // Returns the id take() just gave, unused.
+  void put_back(uint16_t id) {
+    assert(next_ > 0);
+    ids_[--next_] = id;
+  }
   // Hands every cached id back to the core (handle closing). Caller holds id_mu.
   void release_all_locked(HostCore& core) {
-    core.free_ids.insert(core.free_ids.end(), ids_.begin(), ids_.end());
-    ids_.clear();
+    for (; next_ < end_; ++next_) core.free_ids.push(ids_[next_]);
   }
 
  private:
-  std::vector<uint16_t> ids_;
+  std::array<uint16_t, kRefill> ids_{};
+  uint32_t next_ = 0;  // ids_[next_, end_) are this handle's to give
+  uint32_t end_ = 0;
 };
 
 }  // namespace pd3

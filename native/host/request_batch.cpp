@@ -34,14 +34,6 @@ void RequestBatch::add(uint16_t id, const pd3_request& hdr, const void* payload,
   meta_.push_back(m);
 }
 
-uint32_t RequestBatch::record_bytes(uint32_t n) const {
-  assert(n <= meta_.size());
-  // The records are contiguous: the first n end where record n starts (or where the batch ends).
-  return n == meta_.size() ? bytes_used_ : meta_[n].record_offset;
-}
-
-uint64_t RequestBatch::prefix_bytes(uint32_t n) const { return n == 0 ? 0 : slot_len(record_bytes(n)); }
-
 bool RequestBatch::publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const {
   assert(n > 0 && n <= meta_.size());
   const uint64_t total = prefix_bytes(n);

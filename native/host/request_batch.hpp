@@ -4,10 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "common/slot_records.hpp"
 #include "common/slot_ring.hpp"
 #include "pd3/segment.h"
 #include "pd3/wire.h"
@@ -44,9 +46,13 @@ class RequestBatch {
   // Returns false (nothing written) if the ring lacks room for it.
   [[nodiscard]] bool publish_prefix(const SlotRing& ring, uint32_t n, std::atomic<uint64_t>* head_cache) const;
   // Ring bytes of the first `n` staged requests as one slot.
-  uint64_t prefix_bytes(uint32_t n) const;
+  uint64_t prefix_bytes(uint32_t n) const { return n == 0 ? 0 : slot_len(record_bytes(n)); }
   // Bytes of the first `n` staged records (their spans), the body of that slot before its padding.
-  uint32_t record_bytes(uint32_t n) const;
+  uint32_t record_bytes(uint32_t n) const {
+    assert(n <= meta_.size());
+    // The records are contiguous: the first n end where record n starts (or where the batch ends).
+    return n == meta_.size() ? bytes_used_ : meta_[n].record_offset;
+  }
 
   // Forgets the first `n` staged requests (published or failed).
   void drop_front(uint32_t n);

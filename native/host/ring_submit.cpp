@@ -44,7 +44,7 @@ void complete_staged(pd3_host* h, uint16_t id, int status) {
   }
   std::lock_guard ids(core.id_mu);
   core.table[id] = Inflight{};
-  core.free_ids.push_back(id);
+  core.free_ids.push(id);
 }
 
 // Sets the flags of staged requests [from, to): in flight on the ring (`on`), or staged again.
@@ -150,7 +150,7 @@ void drop_staged(pd3_host* h) {
   for (uint32_t i = 0; i < h->staged.size(); ++i) {
     const uint16_t id = h->staged.at(i).id;
     core.table[id] = Inflight{};
-    core.free_ids.push_back(id);
+    core.free_ids.push(id);
   }
   {
     std::lock_guard queue(h->queue_mu);
