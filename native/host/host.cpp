@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -159,11 +160,39 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
   return PD3_OK;
 }
 
+// The first pd3_host_config's size, up to its last field: the least config_size a caller can pass.
+// Fields are only ever appended, so a caller's size says which ones it knows.
+constexpr size_t kFirstConfigSize = offsetof(pd3_host_config, direct_mr_cache_bytes) + sizeof(uint32_t);
+static_assert(sizeof(pd3_host_config) == offsetof(pd3_host_config, direct_mr_cache_bytes) + sizeof(uint32_t),
+              "no padding after the last field: a field appended later must not land on bytes an older caller left unset");
+
+// The caller's config as this library reads it: the fields the caller's header had, and 0 for
+// those it did not. PD3_E_INVAL if config_size is below the first version's, or if the caller's
+// header had fields past this library's and set any of them.
+int read_config(const pd3_host_config* config, size_t config_size, pd3_host_config* cfg) {
+  if (config_size < kFirstConfigSize)
+    return pd3::fail(PD3_E_INVAL, "config_size %zu is below the %zu bytes of the first pd3_host_config", config_size,
+                     kFirstConfigSize);
+  *cfg = pd3_host_config{};
+  std::memcpy(cfg, config, std::min(config_size, sizeof *cfg));
+  const auto* newer = reinterpret_cast<const uint8_t*>(config) + sizeof *cfg;
+  for (size_t i = 0; i + sizeof *cfg < config_size; ++i)
+    if (newer[i] != 0)
+      return pd3::fail(PD3_E_INVAL,
+                       "pd3_host_config sets byte %zu, past the %zu bytes this library knows: the program was built "
+                       "against a newer pd3/host.h than this libpd3host",
+                       sizeof *cfg + i, sizeof *cfg);
+  return PD3_OK;
+}
+
 }  // namespace
 
-extern "C" int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
+extern "C" int pd3_host_create_sized(const pd3_host_config* caller_config, size_t config_size, pd3_host** out) {
   pd3::clear_error();
-  if (config == nullptr || out == nullptr) return pd3::fail(PD3_E_INVAL, "config and out are required");
+  if (caller_config == nullptr || out == nullptr) return pd3::fail(PD3_E_INVAL, "config and out are required");
+  pd3_host_config known;
+  if (const int rc = read_config(caller_config, config_size, &known); rc != PD3_OK) return rc;
+  const pd3_host_config* config = &known;
   constexpr uint32_t kKnownFlags = PD3_HOST_REPLACE | PD3_HOST_DIRECT_ONLY | PD3_HOST_DIRECT_UNREGISTERED;
   if ((config->flags & ~kKnownFlags) != 0)
     return pd3::fail(PD3_E_INVAL, "flags %#x include bits that are not PD3_HOST_*", config->flags);

@@ -16,6 +16,7 @@
 #ifndef PD3_HOST_H
 #define PD3_HOST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pd3/segment.h"
@@ -50,7 +51,9 @@ typedef struct pd3_host pd3_host;
 #define PD3_DEFAULT_PUBLISH_BATCH 1u /* pd3_host_config.publish_batch when 0: each request at once */
 #define PD3_MAX_PUBLISH_BATCH 4096u
 
-/* Everything pd3_host_create needs. Zero-initialise, then set `name`. */
+/* Everything pd3_host_create needs. Zero-initialise, then set `name`.
+ * The struct only grows: a field is added at its end, never in place of another, and 0 always
+ * means the behaviour of a library that did not have it. */
 typedef struct pd3_host_config {
   const char* name;          /* the segment is /dev/shm/<name>, mode 0600 */
   pd3_segment_sizes sizes;   /* 0 fields take the PD3_DEFAULT_* sizes */
@@ -85,10 +88,18 @@ typedef struct pd3_completion {
   uint32_t region;    /* ALLOCATE: the new region; otherwise the request's region */
 } pd3_completion;
 
-/* Creates and maps a new segment and returns the owning handle.
- * Returns PD3_OK, PD3_E_INVAL (bad name or sizes), PD3_E_EXISTS (name in use, no PD3_HOST_REPLACE),
- * PD3_E_NOMEM or PD3_E_SYS. */
-PD3_API int pd3_host_create(const pd3_host_config* config, pd3_host** out);
+/* Creates and maps a new segment and returns the owning handle. `config_size` is
+ * sizeof(pd3_host_config) as the caller was compiled: call pd3_host_create, which passes it.
+ * A library newer than the caller's header gives the fields the caller did not know their 0
+ * behaviour; a library older than the caller's header refuses a config that sets a field it does
+ * not know (PD3_E_INVAL), instead of ignoring it.
+ * Returns PD3_OK, PD3_E_INVAL (bad name, sizes, field or config_size), PD3_E_EXISTS (name in use,
+ * no PD3_HOST_REPLACE), PD3_E_NOMEM or PD3_E_SYS. */
+PD3_API int pd3_host_create_sized(const pd3_host_config* config, size_t config_size, pd3_host** out);
+/* pd3_host_create_sized with this header's size of the config. */
+static inline int pd3_host_create(const pd3_host_config* config, pd3_host** out) {
+  return pd3_host_create_sized(config, sizeof(pd3_host_config), out);
+}
 
 /* Opens another handle on a segment. In the creating process the handle shares its in-flight table
  * and may issue requests; in any other process it may only call pd3_host_check_and_return and the
