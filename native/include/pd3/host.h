@@ -78,7 +78,8 @@ typedef struct pd3_host_config {
                                      with PD3_HOST_DIRECT_UNREGISTERED */
 } pd3_host_config;
 
-/* One finished request, as returned by pd3_host_poll. */
+/* One finished request, as returned by pd3_host_poll. Its 24-byte layout is fixed for good: the
+ * caller sizes the array pd3_host_poll fills, so unlike pd3_host_config it can never grow. */
 typedef struct pd3_completion {
   uint64_t user_data; /* as passed when the request was issued */
   int32_t status;     /* PD3_OK or a negative pd3_status from the agent or memory server */
