@@ -952,9 +952,10 @@ TEST(memstore_tenant_usage_and_reclaim) {
   std::vector<uint32_t> dead_regions;
   for (int i = 0; i < 3; ++i) dead_regions.push_back(must_allocate(*s, 8192, nullptr, dead));
   const uint32_t kept = must_allocate(*s, 4096, nullptr, live);
-  for (int i = 0; i < 50; ++i)
-    CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, record("k" + std::to_string(i), "v"), dead),
-             PD3_OK);
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = std::string("k").append(std::to_string(i));  // not "k" + ...: a false -Wrestrict in g++ 12
+    CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, record(key, "v"), dead), PD3_OK);
+  }
   CHECK_EQ(write(*s, kept, 0, record("k0", "live"), live), PD3_OK);
   REQUIRE(s->sync() == PD3_OK);
   const std::vector<pd3::TenantUsage> usage = s->tenant_usage();

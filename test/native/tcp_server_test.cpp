@@ -273,7 +273,7 @@ std::vector<uint8_t> raw_hello(uint16_t version, std::string_view token) {
   std::vector<uint8_t> out;
   pd3::FrameBuilder b(&out);
   b.begin(PD3_FRAME_HELLO, 0);
-  const pd3_hello h{PD3_TRANSPORT_MAGIC, version, uint16_t(token.size())};
+  const pd3_hello h{PD3_TRANSPORT_MAGIC, version, uint16_t(token.size()), 0, 0};
   b.raw(&h, sizeof h, 0);
   b.raw(token.data(), token.size(), 0);
   b.finish();
