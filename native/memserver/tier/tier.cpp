@@ -203,6 +203,8 @@ int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins)
     wait = true;
   }
   if (wait) return kWait;
+  // Sorted for on_accessed's lookups (pages missed on an earlier ask of this request come first).
+  std::sort(pins->missed.begin(), pins->missed.end());
   on_accessed(id, *pins, write);
   pins->missed.clear();
   return kReady;
@@ -213,7 +215,7 @@ void Tier::on_accessed(uint32_t id, const Pins& pins, bool write) {
   for (const auto& [f, seq] : pins.frames) {
     Frame& fr = pool_->at(f);
     const uint64_t key = page_key(id, fr.page);
-    const bool miss = std::find(pins.missed.begin(), pins.missed.end(), key) != pins.missed.end();
+    const bool miss = std::binary_search(pins.missed.begin(), pins.missed.end(), key);
     if (!miss) ++stats_.hits;
     eviction_->on_hit(f, write);
     PageAccess access;

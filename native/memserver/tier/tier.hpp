@@ -125,6 +125,7 @@ class Tier final : public FrameView {
   void evict(FrameId f);
   int start_read(const std::shared_ptr<RegionFile>& file, uint64_t page, FrameId f, bool prefetch);
   void start_writeback(FrameId f);
+  // Counts hits, tells the eviction and prefetch policies; pins.missed must be sorted.
   void on_accessed(uint32_t id, const Pins& pins, bool write);
   void prefetch_pages(const std::shared_ptr<RegionFile>& file, const std::vector<uint64_t>& pages);
   uint32_t page_len(const RegionFile& file, uint64_t page) const;
