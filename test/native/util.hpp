@@ -18,6 +18,13 @@
 
 namespace pd3test {
 
+// Whether mlock and munlock really pin pages here: the sanitizers' runtimes turn them into no-ops.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kMlockPins = false;
+#else
+inline constexpr bool kMlockPins = true;
+#endif
+
 // VmLck of this process (pages mlock-ed), in KiB; -1 if /proc/self/status cannot be read.
 inline long vm_locked_kib() {
   FILE* f = std::fopen("/proc/self/status", "r");
