@@ -163,8 +163,9 @@ int configure_direct(HostCore& core, const pd3_host_config& cfg) {
 // The first pd3_host_config's size, up to its last field: the least config_size a caller can pass.
 // Fields are only ever appended, so a caller's size says which ones it knows.
 constexpr size_t kFirstConfigSize = offsetof(pd3_host_config, direct_mr_cache_bytes) + sizeof(uint32_t);
-static_assert(sizeof(pd3_host_config) == offsetof(pd3_host_config, direct_mr_cache_bytes) + sizeof(uint32_t),
-              "no padding after the last field: a field appended later must not land on bytes an older caller left unset");
+// When a field is appended, this becomes "sizeof == the end of the new last field": the struct must
+// end on its last field, or an appended field would land on padding an older caller left unset.
+static_assert(sizeof(pd3_host_config) == kFirstConfigSize, "no padding after pd3_host_config's last field");
 
 // The caller's config as this library reads it: the fields the caller's header had, and 0 for
 // those it did not. PD3_E_INVAL if config_size is below the first version's, or if the caller's

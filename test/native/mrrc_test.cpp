@@ -458,10 +458,10 @@ TEST(mrrc_stress_threads_acquire_release) {
 using pd3test::vm_locked_kib;
 
 TEST(mrrc_mlock_backend_really_pins) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
-  return;
-#endif
+  if (!pd3test::kMlockPins) {
+    std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
+    return;
+  }
   MlockPinner pinner;
   const size_t page_size = pinner.page_size();
   const size_t pages = 64;
@@ -581,10 +581,10 @@ TEST(mrrc_trace_fuzz_never_crashes_or_accepts_garbage) {
 }
 
 TEST(mrrc_mlock_stress_caches_share_pages_across_threads) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
-  return;
-#endif
+  if (!pd3test::kMlockPins) {
+    std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
+    return;
+  }
   // Four threads, each with its own cache (as host handles have), over one shared buffer: the
   // per-page counts keep every held range locked whatever the others release, and everything is
   // unlocked at the end.
@@ -634,10 +634,10 @@ TEST(mrrc_mlock_stress_caches_share_pages_across_threads) {
 }
 
 TEST(mrrc_mlock_failure_surfaces_with_its_errno) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
-  return;
-#endif
+  if (!pd3test::kMlockPins) {
+    std::printf("  (skipped: the sanitizers turn mlock and munlock into no-ops)\n");
+    return;
+  }
   // mlock of memory that is not mapped fails with ENOMEM, as it does past RLIMIT_MEMLOCK: the cache
   // returns kPinFailed with the errno, holds nothing and leaves nothing pinned.
   MlockPinner pinner;
