@@ -113,7 +113,8 @@ int DataDir::create_with(const std::string& name, uint64_t bytes, const std::fun
   return PD3_OK;
 }
 
-int DataDir::create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out) {
+int DataDir::create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out,
+                    UniqueFd* fd_out) {
   Mapping m;
   UniqueFd fd;
   const int rc = create_with(name, bytes, [&](int file, const std::string&) {
@@ -122,6 +123,7 @@ int DataDir::create(const std::string& name, uint64_t bytes, const std::function
   }, &fd);
   if (rc != PD3_OK) return rc;
   *out = std::move(m);  // the mapping outlives the descriptor
+  if (fd_out != nullptr) *fd_out = std::move(fd);
   return PD3_OK;
 }
 
@@ -139,14 +141,16 @@ int DataDir::open_file(const std::string& name, UniqueFd* out, uint64_t* size) {
   return PD3_OK;
 }
 
-int DataDir::map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size) {
+int DataDir::map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size, UniqueFd* fd_out) {
   UniqueFd fd;
   if (int rc = open_file(name, &fd, size); rc != PD3_OK) return rc;
   if (*size == 0 || *size > max_bytes) {
     *out = Mapping{};
     return PD3_OK;
   }
-  return Mapping::shared_file(fd.get(), *size, out);
+  if (int rc = Mapping::shared_file(fd.get(), *size, out); rc != PD3_OK) return rc;
+  if (fd_out != nullptr) *fd_out = std::move(fd);
+  return PD3_OK;
 }
 
 int DataDir::create_marker(const std::string& name) {

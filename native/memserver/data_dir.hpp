@@ -32,11 +32,15 @@ class DataDir {
   // Creates `name` with `bytes` bytes (disk space reserved where the file system can) under a
   // temporary name, maps it shared, lets `fill` write its first contents, then renames it into
   // place, replacing any older file of that name: a crash leaves the old file or the complete new
-  // one (with `durable`, the contents are fsync-ed before the rename). Returns PD3_OK, PD3_E_NOSPACE (disk full), PD3_E_SYS, or what `fill` returned.
-  int create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out);
+  // one (with `durable`, the contents are fsync-ed before the rename). With `fd_out`, the file's
+  // descriptor is kept there (to fdatasync what is later written through the mapping). Returns
+  // PD3_OK, PD3_E_NOSPACE (disk full), PD3_E_SYS, or what `fill` returned.
+  int create(const std::string& name, uint64_t bytes, const std::function<int(Mapping&)>& fill, Mapping* out,
+             UniqueFd* fd_out = nullptr);
   // Sets *size to the size of an existing file and maps it whole (shared) if 0 < size ≤ max_bytes;
-  // otherwise *out is left empty, for the caller to refuse. Returns PD3_OK or PD3_E_SYS.
-  int map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size);
+  // otherwise *out is left empty, for the caller to refuse. With `fd_out`, the descriptor is kept
+  // there. Returns PD3_OK or PD3_E_SYS.
+  int map(const std::string& name, uint64_t max_bytes, Mapping* out, uint64_t* size, UniqueFd* fd_out = nullptr);
   // The same as create() for a file used through a descriptor (the SSD tier): `bytes` zero bytes,
   // reserved, renamed into place; *out is its read/write descriptor. Returns PD3_OK,
   // PD3_E_NOSPACE or PD3_E_SYS.

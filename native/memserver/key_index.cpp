@@ -1,6 +1,7 @@
 // key_index.cpp — see key_index.hpp.
 #include "memserver/key_index.hpp"
 
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -65,9 +66,10 @@ int KeyIndex::open(const KeyIndexOptions& options, std::unique_ptr<KeyIndex>* ou
   int rc;
   if (options.dir != nullptr && options.dir->exists(kFileName)) {
     Mapping memory;
+    UniqueFd fd;
     uint64_t size = 0;
-    rc = options.dir->map(kFileName, table_bytes(kMaxSlots), &memory, &size);
-    if (rc == PD3_OK) rc = index->adopt_file(std::move(memory), size);
+    rc = options.dir->map(kFileName, table_bytes(kMaxSlots), &memory, &size, &fd);
+    if (rc == PD3_OK) rc = index->adopt_file(std::move(memory), std::move(fd), size);
   } else {
     rc = index->create_table(slots_for(options.initial_keys), false);
   }
@@ -76,7 +78,7 @@ int KeyIndex::open(const KeyIndexOptions& options, std::unique_ptr<KeyIndex>* ou
   return PD3_OK;
 }
 
-int KeyIndex::adopt_file(Mapping memory, uint64_t size) {
+int KeyIndex::adopt_file(Mapping memory, UniqueFd fd, uint64_t size) {
   const std::string& dir = options_.dir->path();
   if (size < kHeaderBytes || memory.data() == nullptr)
     return fail(PD3_E_CORRUPT, "index file %s/%s has %llu bytes: not a PD3 index", dir.c_str(), kFileName,
@@ -100,6 +102,7 @@ int KeyIndex::adopt_file(Mapping memory, uint64_t size) {
     return fail(PD3_E_CORRUPT, "index file %s/%s has %llu bytes, its header needs %llu (truncated?)", dir.c_str(),
                 kFileName, (unsigned long long)size, (unsigned long long)table_bytes(h.slots));
   memory_ = std::move(memory);
+  file_ = std::make_shared<const UniqueFd>(std::move(fd));
   mask_ = h.slots - 1;
   uint64_t keys = 0, tombstones = 0;
   const Slot* t = table();
@@ -140,9 +143,10 @@ int KeyIndex::create_table(uint64_t slots, bool copy_entries) {
     return PD3_OK;
   };
   Mapping m;
+  UniqueFd fd;
   int rc;
   if (options_.dir != nullptr) {
-    rc = options_.dir->create(kFileName, table_bytes(slots), fill, &m);
+    rc = options_.dir->create(kFileName, table_bytes(slots), fill, &m, &fd);
   } else {
     rc = Mapping::anonymous(table_bytes(slots), &m);
     if (rc == PD3_OK) rc = fill(m);
@@ -150,6 +154,8 @@ int KeyIndex::create_table(uint64_t slots, bool copy_entries) {
   if (rc != PD3_OK) return rc;
   // The new table is complete (and, in a durable directory, already on disk): nothing is pending.
   memory_ = std::move(m);
+  // An fdatasync still holding the old file's descriptor keeps it open; it syncs a file now unlinked.
+  file_ = fd.valid() ? std::make_shared<const UniqueFd>(std::move(fd)) : nullptr;
   mask_ = slots - 1;
   dirty_lo_ = UINT64_MAX;
   dirty_hi_ = 0;
@@ -273,6 +279,15 @@ int KeyIndex::sync(uint64_t* flushes) {
   dirty_lo_ = UINT64_MAX;
   dirty_hi_ = 0;
   return PD3_OK;
+}
+
+bool KeyIndex::hand_off_changes(std::shared_ptr<const UniqueFd>* file) {
+  if (!track_dirty_ || dirty_lo_ >= dirty_hi_) return false;
+  assert(file_ != nullptr);  // track_dirty_ means a durable data directory, so a file
+  *file = file_;
+  dirty_lo_ = UINT64_MAX;
+  dirty_hi_ = 0;
+  return true;
 }
 
 }  // namespace pd3

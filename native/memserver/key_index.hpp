@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "common/unique_fd.hpp"
 #include "memserver/data_dir.hpp"
 #include "memserver/mapping.hpp"
 
@@ -58,6 +59,12 @@ class KeyIndex {
   // clean pages inside the span cost next to nothing; adds the msync calls made to *flushes.
   // Otherwise does nothing. Returns PD3_OK or PD3_E_SYS (the changes stay pending for a retry).
   int sync(uint64_t* flushes);
+  // The same without waiting, for a caller that syncs files in the background (the SSD tier's group
+  // commit): in a durable data directory, if anything changed since the last sync or hand-off, sets
+  // *file to the index file's descriptor, forgets the changes and returns true. The changes are
+  // durable once an fdatasync of *file completes: it writes back the pages changed through the
+  // mapping, as msync does. Returns false when there is nothing to do.
+  [[nodiscard]] bool hand_off_changes(std::shared_ptr<const UniqueFd>* file);
 
   uint64_t keys() const;
   uint64_t tombstones() const;
@@ -72,7 +79,7 @@ class KeyIndex {
   explicit KeyIndex(const KeyIndexOptions& options) : options_(options) {}
 
   int create_table(uint64_t slots, bool copy_entries);
-  int adopt_file(Mapping memory, uint64_t size);
+  int adopt_file(Mapping memory, UniqueFd fd, uint64_t size);
   int rebuild();
   Header* header() const;
   Slot* table() const;
@@ -82,6 +89,7 @@ class KeyIndex {
   KeyIndexOptions options_;
   bool track_dirty_ = false;  // the file is in a durable data directory: sync() has work to do
   Mapping memory_;
+  std::shared_ptr<const UniqueFd> file_;  // memory_'s file (null for anonymous memory)
   uint64_t mask_ = 0;
   uint64_t dirty_lo_ = UINT64_MAX;
   uint64_t dirty_hi_ = 0;

@@ -83,8 +83,8 @@ class Store final : public MemStore {
     error(req, PD3_E_MOVED, out);
   }
   void prefetch_miss(const TransportRequest& req, FrameBuilder* out);
-  // The bytes [offset, offset + len) of `region`: in its mapping, or copied out of the tier's
-  // frames into scratch_ (pinned by prepare()).
+  // The bytes [offset, offset + len) of `region`: in its mapping, in place in the tier's frame when
+  // they lie in one page, or else copied out of the tier's frames into scratch_ (pinned by prepare()).
   const uint8_t* bytes_of(const Region& region, uint64_t offset, uint64_t len);
   // With the tier: how many bytes from a PREFETCH's record start are brought in to parse it.
   uint64_t record_span(const Region& region, uint32_t at, const TransportRequest& req) const;
@@ -92,6 +92,8 @@ class Store final : public MemStore {
   Region* indexed_region(uint64_t address, const Tenant& tenant) const;
   // Region `region` was freed: the tier forgets it.
   void forget_region(uint32_t region);
+  // With the tier: the index's changes since the last sync go into the tier's next batch.
+  void hand_index_to_tier();
 
   MemStoreOptions options_;
   std::unique_ptr<DataDir> dir_;  // before regions_ and index_, which use it
@@ -100,6 +102,16 @@ class Store final : public MemStore {
   std::unique_ptr<KeyIndex> index_;
   RecordParser records_;
   std::vector<uint8_t> scratch_;  // bytes copied out of the tier's frames for one record
+  // With the tier, the PREFETCH prepare() made ready last whose record lies wholly in the first page
+  // of its span, parsed there (prepare and execute of a record run back to back on the loop
+  // thread, so execute answers from it without parsing or pinning more).
+  struct FirstPageRecord {
+    bool valid = false;
+    uint32_t region = 0;
+    uint32_t at = 0;    // the record's offset in the region
+    uint32_t bytes = 0;  // from `at` to the page's end
+    pd3_record_key key{};
+  } first_page_record_;
   MemStoreStats stats_;
   uint64_t uses_ = 0;  // requests that touched a region: the clock of Region::last_use
 };
@@ -265,10 +277,15 @@ void Store::prefetch(const TransportRequest& req, const Tenant& tenant, FrameBui
   // entry stays, since a thaw makes it good again.
   if (region != nullptr && region->move == MoveState::kSealed) return prefetch_miss(req, out);
   const uint32_t at = address_offset(address);
-  const uint64_t span = region == nullptr ? 0 : tier_ ? record_span(*region, at, req) : region->capacity - at;
+  const FirstPageRecord first = std::exchange(first_page_record_, {});
+  const bool in_first_page = region != nullptr && first.valid && first.region == region->id && first.at == at;
+  const uint64_t span = region == nullptr ? 0
+                        : in_first_page   ? first.bytes
+                        : tier_           ? record_span(*region, at, req)
+                                          : region->capacity - at;
   const uint8_t* record = region == nullptr ? nullptr : bytes_of(*region, at, span);
-  pd3_record_key k;
-  const bool parsed = record != nullptr && records_.record_at_start(record, span, &k);
+  pd3_record_key k = first.key;
+  const bool parsed = in_first_page || (record != nullptr && records_.record_at_start(record, span, &k));
   if (!parsed && record != nullptr && span < region->capacity - at) {
     // The tier brought in only what a value of req.size needs: a record that does not parse in
     // that much may simply be larger (the index entry stays).
@@ -390,10 +407,14 @@ int Store::reclaim_tenant(const std::string& tenant, ReclaimResult* freed) {
 int Store::sync() {
   // Both are no-ops unless the data directory is durable (SyncMode::kBatch).
   if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
-  if (tier_) {
-    if (int rc = tier_->sync(); rc != PD3_OK) return rc;
-  }
-  return index_->sync(&stats_.syncs);
+  if (!tier_) return index_->sync(&stats_.syncs);
+  hand_index_to_tier();
+  return tier_->sync();
+}
+
+void Store::hand_index_to_tier() {
+  std::shared_ptr<const UniqueFd> file;
+  if (index_->hand_off_changes(&file)) tier_->sync_also(std::move(file));
 }
 
 MemStoreStats Store::stats() const {
@@ -414,8 +435,10 @@ MemStoreStats Store::stats() const {
 int Store::begin_sync(uint64_t* ticket) {
   *ticket = 0;
   if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
-  if (int rc = index_->sync(&stats_.syncs); rc != PD3_OK) return rc;
-  return tier_ ? tier_->begin_sync(ticket) : PD3_OK;
+  if (!tier_) return index_->sync(&stats_.syncs);
+  // The index's changes join the tier's group commit: the loop thread never waits for an msync.
+  hand_index_to_tier();
+  return tier_->begin_sync(ticket);
 }
 
 void Store::forget_region(uint32_t region) {
@@ -424,6 +447,7 @@ void Store::forget_region(uint32_t region) {
 
 const uint8_t* Store::bytes_of(const Region& region, uint64_t offset, uint64_t len) {
   if (!tier_) return region.bytes() + offset;
+  if (len > 0 && offset + len <= tier_->page_end(offset)) return tier_->page_bytes(region.id, offset, len);
   scratch_.resize(len);
   tier_->copy_out(region.id, offset, len, scratch_.data());
   return scratch_.data();
@@ -449,6 +473,7 @@ void Store::fail_request(const TransportRequest& req, int status, FrameBuilder* 
 }
 
 int Store::prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins* pins) {
+  first_page_record_ = {};
   if (!tier_ || req.reserved != 0) return tier::kReady;  // execute() answers what needs no pages
   uint32_t id = req.region;
   uint64_t lo = req.offset, hi = uint64_t(req.offset) + req.size;
@@ -461,6 +486,22 @@ int Store::prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins
     id = region->id;
     lo = address_offset(address);
     hi = lo + record_span(*region, uint32_t(lo), req);
+    // The span asked for is sized for the largest value a prefetch takes (64 KiB by default), so
+    // it nearly always reaches into the next page, while the record itself (a small value) nearly
+    // always ends in the first: look there first, and bring in the rest only when it does not.
+    const uint64_t first_end = std::min(hi, tier_->page_end(lo));
+    if (first_end < hi) {
+      const int ready = tier_->acquire(id, lo, first_end, false, pins);
+      if (ready != tier::kReady) return ready;
+      FirstPageRecord& f = first_page_record_;
+      f.bytes = uint32_t(first_end - lo);
+      if (records_.probe_record_at_start(tier_->page_bytes(id, lo, f.bytes), f.bytes, &f.key)) {
+        f.valid = true;
+        f.region = id;
+        f.at = uint32_t(lo);
+        return tier::kReady;
+      }
+    }
   } else if (req.op() == PD3_OP_READ || req.op() == PD3_OP_WRITE) {
     const Region* region = regions_.find(id);
     if (region == nullptr || region->tenant != tenant.name || req.size == 0 || hi > region->capacity) return tier::kReady;

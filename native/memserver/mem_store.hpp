@@ -21,7 +21,8 @@ namespace pd3 {
 // How durable an acknowledged write is when regions have backing files.
 enum class SyncMode : uint8_t {
   kNone,   // page cache only: survives a SIGKILL of the server, not a machine crash
-  kBatch,  // msync(MS_SYNC) of every range a frame wrote, before the frame's response is sent
+  kBatch,  // before a frame's response: msync(MS_SYNC) of every range it wrote (with a tier: fdatasync
+           // of the files it wrote, the key index's too, in the tier's group commit)
 };
 
 // How a MemStore is built.

@@ -58,4 +58,13 @@ bool RecordParser::record_at_start(const uint8_t* buf, size_t len, pd3_record_ke
   return true;
 }
 
+bool RecordParser::probe_record_at_start(const uint8_t* buf, size_t len, pd3_record_key* out) {
+  const uint64_t rejected = rejected_;
+  const char* defect = last_defect_;
+  const bool found = record_at_start(buf, len, out);
+  rejected_ = rejected;
+  last_defect_ = defect;
+  return found;
+}
+
 }  // namespace pd3

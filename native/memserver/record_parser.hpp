@@ -41,6 +41,9 @@ class RecordParser {
   // when the bytes there are not a record (or the plug-in's answer was refused, or it named a
   // record that starts later: not the one asked about).
   bool record_at_start(const uint8_t* buf, size_t len, pd3_record_key* out);
+  // The same for a probe that a full parse follows when it fails (a record in a page's first
+  // bytes): a refused plug-in answer is not counted, since the full parse counts it.
+  bool probe_record_at_start(const uint8_t* buf, size_t len, pd3_record_key* out);
 
   // "builtin", or the plug-in's parser name.
   const std::string& name() const { return name_; }

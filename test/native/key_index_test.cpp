@@ -1,6 +1,11 @@
 // key_index_test.cpp — the memory server's key hash and key→address index: hash spread, put / find /
 // erase against std::unordered_map over random operations with growth and tombstone rebuilds, the
-// rebuild filter, and a 10M-key build (time and bytes per key printed).
+// rebuild filter, the hand-off of a durable index's changes to a background fdatasync, and a
+// 10M-key build (time and bytes per key printed).
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -222,6 +227,104 @@ TEST(key_index_rebuild_drops_rejected_entries) {
   CHECK_EQ(index->keys(), 40u);
   uint64_t addr = 0;
   for (uint64_t n = 0; n < 60; ++n) CHECK_EQ(index->find(hash_of(n), &addr), n >= 40 || n % 2 == 0);
+}
+
+namespace {
+
+// The inode of an open descriptor, or of a path (0 if it cannot be stat-ed).
+ino_t inode_of_fd(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+ino_t inode_of_path(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// A durable or non-durable data directory under /tmp, removed with its files at scope exit.
+struct IndexDir {
+  std::string path;
+  std::unique_ptr<pd3::DataDir> dir;
+  explicit IndexDir(bool durable) {
+    char tmpl[] = "/tmp/pd3-index-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+    REQUIRE(pd3::DataDir::open(path, durable, &dir) == PD3_OK);
+  }
+  ~IndexDir() {
+    dir.reset();
+    if (DIR* d = opendir(path.c_str())) {
+      while (const dirent* e = readdir(d))
+        if (e->d_name[0] != '.') unlink((path + "/" + e->d_name).c_str());
+      closedir(d);
+    }
+    rmdir(path.c_str());
+  }
+};
+
+}  // namespace
+
+TEST(key_index_hands_off_changes_of_a_durable_file_only) {
+  std::shared_ptr<const pd3::UniqueFd> file;
+  // Anonymous memory, and a file in a directory that is not durable: nothing to hand off.
+  auto anonymous = make_index(16);
+  REQUIRE(anonymous != nullptr);
+  CHECK_EQ(anonymous->put(hash_of(1), 7), PD3_OK);
+  CHECK(!anonymous->hand_off_changes(&file));
+  {
+    IndexDir plain(false);
+    KeyIndexOptions o;
+    o.initial_keys = 16;
+    o.dir = plain.dir.get();
+    std::unique_ptr<KeyIndex> index;
+    REQUIRE(KeyIndex::open(o, &index) == PD3_OK);
+    CHECK_EQ(index->put(hash_of(1), 7), PD3_OK);
+    CHECK(!index->hand_off_changes(&file));
+  }
+  IndexDir durable(true);
+  const std::string index_path = durable.path + "/" + KeyIndex::kFileName;
+  KeyIndexOptions o;
+  o.initial_keys = 16;
+  o.dir = durable.dir.get();
+  {
+    std::unique_ptr<KeyIndex> index;
+    REQUIRE(KeyIndex::open(o, &index) == PD3_OK);
+    CHECK(!index->hand_off_changes(&file));  // created complete: nothing changed yet
+    CHECK_EQ(index->put(hash_of(1), 7), PD3_OK);
+    REQUIRE(index->hand_off_changes(&file));
+    REQUIRE(file != nullptr && file->valid());
+    CHECK_EQ(inode_of_fd(file->get()), inode_of_path(index_path));
+    CHECK(!index->hand_off_changes(&file));  // the changes went with the first hand-off
+    // Erasing is a change too; so is an update in place.
+    CHECK(index->erase(hash_of(1)));
+    CHECK(index->hand_off_changes(&file));
+    CHECK_EQ(index->put(hash_of(2), 8), PD3_OK);
+    CHECK(index->hand_off_changes(&file));
+    CHECK_EQ(index->put(hash_of(2), 9), PD3_OK);
+    CHECK(index->hand_off_changes(&file));
+    // Growth replaces the file: the hand-off names the new one, while the old descriptor a
+    // background fdatasync may still hold stays open on the old (unlinked) file.
+    const std::shared_ptr<const pd3::UniqueFd> before = file;
+    const ino_t old_inode = inode_of_fd(before->get());
+    for (uint64_t n = 10; n < 100; ++n) CHECK_EQ(index->put(hash_of(n), n), PD3_OK);
+    CHECK(index->slots() > 64);
+    REQUIRE(index->hand_off_changes(&file));
+    CHECK(file != before);
+    CHECK_EQ(inode_of_fd(file->get()), inode_of_path(index_path));
+    CHECK(inode_of_fd(before->get()) == old_inode && old_inode != inode_of_path(index_path));
+    // The changes reach the file through the mapping: fdatasync of the handed-off descriptor is
+    // what makes them durable, and it succeeds on it.
+    CHECK_EQ(fdatasync(file->get()), 0);
+  }
+  // Reopened: the file found is adopted, and its descriptor is what a hand-off gives.
+  std::unique_ptr<KeyIndex> again;
+  REQUIRE(KeyIndex::open(o, &again) == PD3_OK);
+  uint64_t addr = 0;
+  CHECK(again->find(hash_of(2), &addr) && addr == 9);
+  CHECK(again->find(hash_of(99), &addr) && addr == 99);
+  CHECK_EQ(again->put(hash_of(3), 3), PD3_OK);
+  REQUIRE(again->hand_off_changes(&file));
+  CHECK_EQ(inode_of_fd(file->get()), inode_of_path(index_path));
 }
 
 TEST(key_index_ten_million_keys) {

@@ -23,6 +23,7 @@
 #include "common/unique_fd.hpp"
 #include "harness.hpp"
 #include "memserver/mem_store.hpp"
+#include "memserver/record_parser.hpp"
 #include "memserver/tcp_server.hpp"
 #include "parsers/plugin_loader.hpp"
 #include "parsers/record_keys.hpp"
@@ -336,6 +337,32 @@ TEST(memstore_record_parser_refuses_every_lie_on_prefetch) {
     rejects = now;
   }
   CHECK(fetched(*s, "key") == "PD3_OK:value");
+}
+
+TEST(record_parser_probe_does_not_count_refusals) {
+  // With the SSD tier, a PREFETCH first probes the record in its first page; when that fails the
+  // full parse follows and counts a refused answer, so the probe must not count it too.
+  const pd3::ParserHandle plugin = load_plugin("pd3_lying_parser");
+  const pd3test::SetLieFn set_lie = lie_switch();
+  pd3::RecordParser parser(plugin);
+  const Bytes rec = tiny_record("key", "value");
+  pd3_record_key k;
+  set_lie(int(Lie::kHonest));
+  CHECK(parser.probe_record_at_start(rec.data(), rec.size(), &k));
+  CHECK_EQ(k.key_len, 3u);
+  uint64_t rejected = 0;
+  for (int i = 1; i < int(Lie::kCount); ++i) {
+    if (Lie(i) == Lie::kOverlap) continue;  // needs a second key, which max 1 never asks for
+    set_lie(i);
+    const char* defect = parser.last_defect();
+    CHECK(!parser.probe_record_at_start(rec.data(), rec.size(), &k));
+    CHECK_EQ(parser.rejected(), rejected);
+    CHECK(parser.last_defect() == defect);
+    CHECK(!parser.record_at_start(rec.data(), rec.size(), &k));  // the full parse counts it
+    CHECK_EQ(parser.rejected(), ++rejected);
+    CHECK(parser.last_defect() != nullptr);
+  }
+  set_lie(int(Lie::kHonest));
 }
 
 TEST(memstore_record_parser_random_lies_never_misanswer) {

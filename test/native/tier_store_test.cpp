@@ -20,6 +20,7 @@
 
 #include "common/transport_codec.hpp"
 #include "harness.hpp"
+#include "memserver/key_index.hpp"
 #include "memserver/mem_store.hpp"
 #include "pd3/record.h"
 #include "pd3/status.h"
@@ -109,6 +110,16 @@ Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* s
   pd3::TransportResponse r;
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
   return pd3test::store_reply(r);
+}
+
+// A kv record of `key` with `value`, as the store indexes it.
+Bytes kv_record(const std::string& key, const std::string& value) {
+  Bytes rec(sizeof(pd3_kv_header) + key.size() + value.size());
+  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
+  std::memcpy(rec.data(), &h, sizeof h);
+  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
+  std::memcpy(rec.data() + sizeof h + key.size(), value.data(), value.size());
+  return rec;
 }
 
 uint32_t must_allocate(MemStore& s, uint32_t bytes) {
@@ -248,12 +259,7 @@ TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
   const uint32_t region = must_allocate(*s, 16 * kPage);
   // A record straddling pages 5 and 6.
   const std::string key = "user:42", value(3000, 'v');
-  Bytes rec(sizeof(pd3_kv_header) + key.size() + value.size());
-  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
-  std::memcpy(rec.data(), &h, sizeof h);
-  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
-  std::memcpy(rec.data() + sizeof h + key.size(), value.data(), value.size());
-  REQUIRE(write_bytes(*s, region, 6 * kPage - 1000, rec) == PD3_OK);
+  REQUIRE(write_bytes(*s, region, 6 * kPage - 1000, kv_record(key, value)) == PD3_OK);
   for (uint32_t p = 10; p < 16; ++p) read_bytes(*s, region, p * kPage, 8);  // pushes pages 5, 6 out
   const uint64_t misses = s->stats().tier.misses;
   int waits = 0;
@@ -265,6 +271,41 @@ TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
   // Unknown key: answered at once.
   const Reply miss = run(*s, request(PD3_OP_PREFETCH, 0, 0, 4096, "nope", 4));
   CHECK_EQ(miss.status, PD3_E_NOT_FOUND);
+}
+
+// The agent asks for values up to 64 KiB, so a PREFETCH's span nearly always reaches into the next
+// pages; a small record lying in its first page costs that page alone, and one straddling two pages
+// still gets the span (as many pages as the frames hold at once, here 4).
+TEST(tier_store_prefetch_brings_in_only_the_pages_of_the_record) {
+  TempDir dir;
+  auto s = open_store(tiered(dir.path, 4));
+  const uint32_t region = must_allocate(*s, 16 * kPage);
+  const std::string value(100, 'w');
+  const Bytes inside = kv_record("inside", value), across = kv_record("across", value);
+  REQUIRE(write_bytes(*s, region, 2 * kPage + 10, inside) == PD3_OK);
+  REQUIRE(write_bytes(*s, region, 6 * kPage - 50, across) == PD3_OK);
+  const auto evict_all = [&] { for (uint32_t p = 10; p < 16; ++p) read_bytes(*s, region, p * kPage, 8); };
+  for (const auto& [key, pages] : {std::pair{"inside", 1u}, std::pair{"across", 4u}}) {
+    evict_all();
+    const uint64_t misses = s->stats().tier.misses;
+    int waits = 0;
+    const Reply r = run(*s, request(PD3_OP_PREFETCH, 0, 0, 64u << 10, key, 6), &waits);
+    CHECK_EQ(r.status, PD3_OK);
+    CHECK(r.data == Bytes(value.begin(), value.end()));
+    CHECK(waits > 0);
+    CHECK_EQ(s->stats().tier.misses - misses, uint64_t(pages));
+    // Once resident, answered again without a miss.
+    const uint64_t again = s->stats().tier.misses;
+    CHECK(run(*s, request(PD3_OP_PREFETCH, 0, 0, 64u << 10, key, 6)).data == Bytes(value.begin(), value.end()));
+    CHECK_EQ(s->stats().tier.misses, again);
+  }
+  // A record overwritten by bytes that are not one: the whole span is brought in, and since nothing
+  // parses in it, the record may be one larger than the span (the index entry stays).
+  REQUIRE(write_bytes(*s, region, 2 * kPage + 10, Bytes(inside.size(), 0xff)) == PD3_OK);
+  evict_all();
+  const uint64_t misses = s->stats().tier.misses;
+  CHECK_EQ(run(*s, request(PD3_OP_PREFETCH, 0, 0, 64u << 10, "inside", 6)).status, PD3_E_DEST_SMALL);
+  CHECK_EQ(s->stats().tier.misses - misses, 4u);
 }
 
 namespace {
@@ -341,11 +382,22 @@ TEST(tier_store_sigkill_keeps_acknowledged_writes_sync_none) { sigkill_run(SyncM
 
 namespace {
 
-// Fails reads or writes while the switches are on; counts the writes let through.
+// Fails reads, writes or the key index's fdatasyncs while the switches are on; counts the writes
+// and fdatasyncs let through.
 struct Faults {
-  std::atomic<bool> reads{false}, writes{false};
-  std::atomic<uint64_t> write_ops{0}, write_bytes{0};
+  std::atomic<bool> reads{false}, writes{false}, index_syncs{false};
+  std::atomic<uint64_t> write_ops{0}, write_bytes{0}, index_fdatasyncs{0}, region_fdatasyncs{0};
 };
+
+// Whether `fd` is open on the key index file.
+bool is_index_file(int fd) {
+  char link[4096];
+  const ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link, sizeof link - 1);
+  if (n <= 0) return false;
+  const std::string path(link, size_t(n));
+  const std::string name = std::string("/") + pd3::KeyIndex::kFileName;
+  return path.size() >= name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0;
+}
 
 MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, const std::shared_ptr<Faults>& f) {
   MemStoreOptions o = tiered(dir, frames, sync);
@@ -358,6 +410,12 @@ MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, c
         // Relaxed: counters the test reads after the op's completion was reaped.
         f->write_ops.fetch_add(1, std::memory_order_relaxed);
         f->write_bytes.fetch_add(op.len, std::memory_order_relaxed);
+      }
+      if (op.kind == tier::IoOp::Kind::kSync) {
+        const bool index = is_index_file(op.fd);
+        if (index && f->index_syncs.load(std::memory_order_relaxed)) return -EIO;
+        // Relaxed: as above.
+        (index ? f->index_fdatasyncs : f->region_fdatasyncs).fetch_add(1, std::memory_order_relaxed);
       }
       return 0;
     }, out);
@@ -622,5 +680,80 @@ TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
     uint64_t third = 1;
     REQUIRE(s->begin_sync(&third) == PD3_OK);
     CHECK_EQ(third, 0u);
+  }
+}
+
+namespace {
+
+// Executes a write of `bytes` at `offset` and starts the frame's sync as the event loop does; returns
+// the begin_sync status and sets *ticket.
+int write_and_begin_sync(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes, uint64_t* ticket) {
+  const TransportRequest w = request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size()));
+  tier::Pins pins;
+  int ready;
+  for (int i = 0; i < 1000 && (ready = s.prepare(w, {}, &pins)) == tier::kWait; ++i) wait_io(s);
+  REQUIRE(ready == tier::kReady);
+  Bytes out;
+  pd3::FrameBuilder fb(&out);
+  s.execute(w, {}, &fb);
+  s.release(&pins);
+  return s.begin_sync(ticket);
+}
+
+// Waits for the sync of `ticket` as the event loop does; returns its final status.
+int wait_sync(MemStore& s, uint64_t ticket) {
+  int status = tier::kWait;
+  for (int i = 0; i < 1000 && ticket != 0 && (status = s.sync_status(ticket)) == tier::kWait; ++i) wait_io(s);
+  return ticket == 0 ? int(tier::kReady) : status;
+}
+
+}  // namespace
+
+// Under --sync batch with a tier, the key index's changes are made durable by an fdatasync in the
+// tier's group commit, never by an msync on the loop thread; a frame is acknowledged only once that
+// fdatasync succeeded, and a failed one is tried again with the next batch.
+TEST(tier_store_index_changes_join_the_group_commit) {
+  TempDir dir;
+  auto faults = std::make_shared<Faults>();
+  uint32_t region = 0;
+  {
+    auto s = open_store(faulty(dir.path, 2, SyncMode::kBatch, faults));
+    region = must_allocate(*s, 8 * kPage);
+    const uint64_t msyncs0 = s->stats().syncs;
+    uint64_t ticket = 0;
+    REQUIRE(write_and_begin_sync(*s, region, 0, kv_record("k1", "one"), &ticket) == PD3_OK);
+    CHECK(ticket != 0);  // the batch is in flight: the call did not wait for the disk
+    CHECK_EQ(wait_sync(*s, ticket), tier::kReady);
+    CHECK_EQ(faults->index_fdatasyncs.load(), 1u);
+    CHECK(faults->region_fdatasyncs.load() >= 1);
+    CHECK_EQ(s->stats().syncs, msyncs0);  // no msync of the index
+    CHECK_EQ(s->stats().tier.fdatasyncs, faults->index_fdatasyncs.load() + faults->region_fdatasyncs.load());
+
+    // A write that changes no index entry (no record at its offset is new) still syncs its page, but
+    // the index file is not synced again.
+    REQUIRE(write_and_begin_sync(*s, region, 2 * kPage, Bytes(16, 0), &ticket) == PD3_OK);
+    CHECK_EQ(wait_sync(*s, ticket), tier::kReady);
+    CHECK_EQ(faults->index_fdatasyncs.load(), 1u);
+
+    // The index's fdatasync fails: the frame is not acknowledged.
+    faults->index_syncs = true;
+    REQUIRE(write_and_begin_sync(*s, region, kPage, kv_record("k2", "two"), &ticket) == PD3_OK);
+    CHECK(ticket != 0);
+    const int failed = wait_sync(*s, ticket);
+    CHECK(failed != tier::kReady && failed != tier::kWait);
+    CHECK(!s->take_io_errors().empty());
+    // The next batch (even one with no writes of its own) syncs the index file again.
+    faults->index_syncs = false;
+    REQUIRE(s->begin_sync(&ticket) == PD3_OK);
+    CHECK_EQ(wait_sync(*s, ticket), tier::kReady);
+    CHECK_EQ(faults->index_fdatasyncs.load(), 2u);
+    CHECK_EQ(s->stats().syncs, msyncs0);
+  }
+  // Both keys are in the index after a restart.
+  auto s = open_store(tiered(dir.path, 2));
+  for (const auto& [key, value] : {std::pair{"k1", "one"}, std::pair{"k2", "two"}}) {
+    const Reply r = run(*s, request(PD3_OP_PREFETCH, 0, 0, 4096, key, 2));
+    CHECK_EQ(r.status, PD3_OK);
+    CHECK(r.data == Bytes(value, value + 3));
   }
 }

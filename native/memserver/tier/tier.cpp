@@ -358,6 +358,13 @@ void Tier::copy_out(uint32_t id, uint64_t offset, uint64_t len, uint8_t* dst) co
   }
 }
 
+const uint8_t* Tier::page_bytes(uint32_t id, uint64_t offset, [[maybe_unused]] uint64_t len) const {
+  assert(len > 0 && offset + len <= page_end(offset));  // one page
+  const FrameId f = region(id)->pages[offset / pool_->page_size()];
+  assert(f != kNoFrame && pool_->at(f).pins > 0);  // acquire() pinned it
+  return pool_->memory(f) + offset % pool_->page_size();
+}
+
 void Tier::copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t len) {
   RegionFile* file = region(id);
   const uint32_t ps = pool_->page_size();

@@ -36,6 +36,7 @@ struct TierStats {
   uint64_t hits = 0, misses = 0, evictions = 0, writebacks = 0, prefetches = 0, useless_prefetches = 0,
            io_errors = 0;
   uint64_t writeback_bytes = 0;  // bytes of pages written to their files (dirty ranges only)
+  uint64_t fdatasyncs = 0;       // fdatasyncs completed (one per file per group-commit batch)
   bool registering = false;      // frames are registered (TierOptions::mr_cache > 0)
   uint64_t mr_hits = 0, mr_misses = 0, mr_failures = 0, mr_deregistrations = 0, mr_pinned_bytes = 0;
   uint64_t resident_pages = 0, dirty_pages = 0, frames = 0;
@@ -78,6 +79,11 @@ class Tier final : public FrameView {
   // Copies between resident, pinned pages of region `id` and a buffer.
   void copy_out(uint32_t id, uint64_t offset, uint64_t len, uint8_t* dst) const;
   void copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t len);
+  // The bytes [offset, offset + len) of region `id` in place, without a copy: they must lie in one
+  // page, resident and pinned; valid while the pin holds.
+  const uint8_t* page_bytes(uint32_t id, uint64_t offset, uint64_t len) const;
+  // The end of the page holding byte `offset`.
+  uint64_t page_end(uint64_t offset) const { return (offset / pool_->page_size() + 1) * pool_->page_size(); }
 
   // Writes every page written since the last call to its file (only the bytes written) and, in
   // durable mode, fdatasyncs the files; waits for it (tests, shutdown). Returns PD3_OK,
@@ -91,6 +97,10 @@ class Tier final : public FrameView {
   // all the same (another frame's begin_sync may have taken pages this frame wrote). Returns PD3_OK
   // or the error of a batch that already failed.
   [[nodiscard]] int begin_sync(uint64_t* ticket);
+  // Durable mode: the next batch (the one begin_sync gathers) also fdatasyncs `file`, a file outside
+  // the tier written through a mapping (the key index); if that batch fails, the one after syncs it
+  // again. Does nothing otherwise.
+  void sync_also(std::shared_ptr<const UniqueFd> file);
   // kReady once the batch of `ticket` is written (and in durable mode on disk), kWait before, or its
   // error status (its pages are dirty and listed again).
   [[nodiscard]] int sync_status(uint64_t ticket);
@@ -135,10 +145,13 @@ class Tier final : public FrameView {
   // Group commit: pages whose writes joined a batch (for relist), their files, writes outstanding.
   struct SyncBatch {
     std::vector<std::shared_ptr<RegionFile>> files;
+    std::vector<std::shared_ptr<const UniqueFd>> other_files;  // sync_also's
     std::vector<std::pair<FrameId, uint64_t>> written;
     uint32_t writes = 0;
     int failure = 0;  // first error of its writes or fdatasyncs
-    bool empty() const { return files.empty() && written.empty() && writes == 0 && failure == 0; }
+    bool empty() const {
+      return files.empty() && other_files.empty() && written.empty() && writes == 0 && failure == 0;
+    }
   };
   // Starts the writes of the listed pages as part of the gathering batch.
   void write_listed();
@@ -146,6 +159,7 @@ class Tier final : public FrameView {
   void relist(const std::vector<std::pair<FrameId, uint64_t>>& written);
   void promote_batch();     // the gathering batch starts running
   void start_fdatasyncs();  // the running batch's writes are done: its files' fdatasyncs
+  void submit_fdatasync(int fd);  // one of them, counted in sync_outstanding_ (or the batch fails)
   void finish_batch();
   void on_flushed(uint64_t ticket, int64_t result);  // a write of batch `ticket` completed
   void on_sync_done(int64_t result);
@@ -162,6 +176,7 @@ class Tier final : public FrameView {
   std::unordered_map<uint64_t, int> failed_reads_;  // page key -> status, told to the next acquire
   std::vector<std::pair<FrameId, uint64_t>> to_sync_;  // written since the last sync (frame, seq)
   std::vector<std::shared_ptr<RegionFile>> sync_files_;  // their files (fdatasync at sync, durable only)
+  std::vector<std::shared_ptr<const UniqueFd>> sync_other_files_;  // sync_also's, for the next batch
   std::vector<std::string> errors_;
   std::vector<uint64_t> candidates_;  // scratch of prefetch_pages
   uint64_t in_flight_ = 0;  // reads and writes (not fdatasyncs)

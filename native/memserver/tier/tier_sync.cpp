@@ -69,6 +69,12 @@ void Tier::write_listed() {
   }
   for (std::shared_ptr<RegionFile>& file : std::exchange(sync_files_, {}))
     if (!file->dropped) batch.files.push_back(std::move(file));
+  for (std::shared_ptr<const UniqueFd>& file : std::exchange(sync_other_files_, {}))
+    batch.other_files.push_back(std::move(file));
+}
+
+void Tier::sync_also(std::shared_ptr<const UniqueFd> file) {
+  if (options_.durable) sync_other_files_.push_back(std::move(file));
 }
 
 void Tier::relist(const std::vector<std::pair<FrameId, uint64_t>>& written) {
@@ -124,24 +130,30 @@ void Tier::promote_batch() {
 }
 
 void Tier::start_fdatasyncs() {
-  auto& files = sync_running_.files;
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
+  const auto dedup = [](auto& files) {
+    std::sort(files.begin(), files.end());
+    files.erase(std::unique(files.begin(), files.end()), files.end());
+  };
+  dedup(sync_running_.files);
+  dedup(sync_running_.other_files);
   if (sync_running_.failure == PD3_OK && options_.durable) {
-    for (const std::shared_ptr<RegionFile>& file : files) {
-      if (file->dropped) continue;
-      IoOp op;
-      op.kind = IoOp::Kind::kSync;
-      op.fd = file->fd.get();
-      op.tag = kSyncTag | (sync_next_ - 1);
-      if (io_->submit(op) != PD3_OK) {
-        sync_running_.failure = PD3_E_NOMEM;
-        continue;
-      }
-      ++sync_outstanding_;
-    }
+    for (const std::shared_ptr<RegionFile>& file : sync_running_.files)
+      if (!file->dropped) submit_fdatasync(file->fd.get());
+    for (const std::shared_ptr<const UniqueFd>& file : sync_running_.other_files) submit_fdatasync(file->get());
   }
   if (sync_outstanding_ == 0) finish_batch();
+}
+
+void Tier::submit_fdatasync(int fd) {
+  IoOp op;
+  op.kind = IoOp::Kind::kSync;
+  op.fd = fd;
+  op.tag = kSyncTag | (sync_next_ - 1);
+  if (io_->submit(op) != PD3_OK) {
+    sync_running_.failure = PD3_E_NOMEM;
+    return;
+  }
+  ++sync_outstanding_;
 }
 
 void Tier::on_flushed(uint64_t ticket, int64_t result) {
@@ -155,7 +167,9 @@ void Tier::on_flushed(uint64_t ticket, int64_t result) {
 void Tier::on_sync_done(int64_t result) {
   if (result < 0) {
     if (sync_running_.failure == PD3_OK) sync_running_.failure = write_status(int(-result));
-    error("fdatasync of a region file failed: %s", strerror(int(-result)));
+    error("fdatasync of a region or index file failed: %s", strerror(int(-result)));
+  } else {
+    ++stats_.fdatasyncs;
   }
   if (--sync_outstanding_ == 0) finish_batch();
 }
@@ -166,6 +180,7 @@ void Tier::finish_batch() {
   sync_active_ = false;
   if (done.failure != PD3_OK) {
     relist(done.written);
+    for (std::shared_ptr<const UniqueFd>& file : done.other_files) sync_other_files_.push_back(std::move(file));
     sync_failed_.emplace_back(ticket, done.failure);
     if (sync_failed_.size() > 64) sync_failed_.erase(sync_failed_.begin());  // their frames were told long ago
   }
