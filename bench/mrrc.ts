@@ -9,7 +9,7 @@
 // size could cost on the HTTPD-like trace, and a real mlock replay at one size. Checks the issue's
 // targets and prints one JSON object last.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,14 +73,16 @@ if (values.trace !== undefined) {
 } else {
   // The third trace is recorded, not generated: the frame fills of the tier simulator (lru over
   // zipfian, bench/native/tier.cpp), the registrations a tiered memory server's frame pool makes.
-  const trace = join(mkdtempSync(join(tmpdir(), 'pd3-bench-mrrc-')), 'tier-registrations.txt');
+  const traceDir = mkdtempSync(join(tmpdir(), 'pd3-bench-mrrc-'));
+  process.on('exit', () => rmSync(traceDir, { recursive: true, force: true }));
+  const trace = join(traceDir, 'tier-registrations.txt');
   const tier = join(root, 'build', 'pd3_bench_tier');
   const rec = spawnSync(tier, ['--quick', '--trace-out', trace], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'inherit'] });
   if (rec.status !== 0) {
     console.error(`bench mrrc: recording the tier trace failed: ${tier} exited with ${rec.status ?? rec.signal}`);
     process.exit(1);
   }
-  console.log(`recorded trace: the tier simulator's frame fills (lru, zipfian, --quick): ${trace}`);
+  console.log(`recorded trace: the tier simulator's frame fills (lru, zipfian, --quick), in ${trace} until the run ends`);
   args.push('--trace', trace);
 }
 

@@ -32,6 +32,14 @@ function snapshot(dir = root, into = new Map()) {
 }
 const before = snapshot();
 
+// Nor may they leave anything behind: the pd3-* entries of the temporary directory and of /dev/shm
+// (segments) that appeared during the run and are still there at its end are named, and fail it.
+// Something else making pd3-* files meanwhile (a benchmark run beside the tests) shows up here too.
+const LEFTOVER_DIRS = [tmpdir(), '/dev/shm'];
+const pd3Entries = () =>
+  new Set(LEFTOVER_DIRS.flatMap((dir) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith('pd3-')).map((n) => join(dir, n)) : [])));
+const entriesBefore = pd3Entries();
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
@@ -80,5 +88,11 @@ if (written.length > 0) {
 const reasons = existsSync(skipLog) ? [...new Set(readFileSync(skipLog, 'utf8').split('\n').filter(Boolean))] : [];
 for (const reason of reasons) console.log(reason);
 rmSync(scratch, { recursive: true, force: true });
+
+const leftovers = [...pd3Entries()].filter((e) => !entriesBefore.has(e)).sort();
+if (leftovers.length > 0) {
+  console.log(`tests left behind (they must remove what they make): ${leftovers.join(', ')}`);
+  failed += 1;
+}
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

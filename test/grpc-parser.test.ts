@@ -1,11 +1,11 @@
 // grpc-parser.test.ts — the gRPC parser piece by piece: HPACK against RFC 7541 Appendix C, the Huffman
 // code, HTTP/2 framing (splits at every byte, CONTINUATION, padding, interleaving), gRPC messages,
 // lost sync and resync, config errors, and parseRecord.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { constants as C } from '../dist/host/index.js';
 import { HUFFMAN_CODES } from '../dist/parsers/grpc/hpack-huffman-table.js';
 import { huffmanDecode } from '../dist/parsers/grpc/hpack-huffman.js';
@@ -470,6 +470,7 @@ describe('lost sync and resync', () => {
 
 describe('configuration', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pd3-grpc-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const proto = STORE_PROTO;
   const withMethod = (path: string, method: unknown): GrpcConfig =>
     ({ protos: [proto], methods: { [path]: method } } as unknown as GrpcConfig);

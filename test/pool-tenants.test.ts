@@ -4,6 +4,7 @@
 // the default tenant is never reclaimed. Real memory servers, real etcd, clients in their own
 // processes.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '../dist/cli/logger.js';
@@ -118,6 +119,8 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
       [CLIENT, shared.etcd.url, prefix, `127.0.0.1:${server.port}`, tenant, credential(tenant), name, marker, String(TTL_S)],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
+    // Runs after the kill below (cleanups run last first): a killed client leaves its segment behind.
+    cleanup.push(() => rmSync(`/dev/shm/pd3-tc-${child.pid}`, { force: true }));
     cleanup.push(() => child.kill('SIGKILL'));
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);

@@ -85,9 +85,15 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 async function memserverFor(spec: RunSpec, token: string): Promise<Awaited<ReturnType<typeof startMemserver>>> {
   if (spec.memDramBudget === undefined) return startMemserver({ token, capacity: '2G' });
   const dataDir = mkdtempSync(join(tmpdir(), 'pd3-e2e-tier-'));
-  const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget, '--sync', spec.memSync ?? 'batch'] });
-  ms.child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
-  return ms;
+  const removeDataDir = (): void => rmSync(dataDir, { recursive: true, force: true });
+  try {
+    const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget, '--sync', spec.memSync ?? 'batch'] });
+    ms.child.once('exit', removeDataDir);
+    return ms;
+  } catch (error) {
+    removeDataDir(); // the server never started: nothing else will
+    throw error;
+  }
 }
 
 /** The CPU figures of a ModeResult from the measured window and the client's throughput in it. */

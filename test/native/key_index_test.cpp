@@ -2,7 +2,6 @@
 // erase against std::unordered_map over random operations with growth and tombstone rebuilds, the
 // rebuild filter, the hand-off of a durable index's changes to a background fdatasync, and a
 // 10M-key build (time and bytes per key printed).
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,22 +242,12 @@ ino_t inode_of_path(const std::string& path) {
 
 // A durable or non-durable data directory under /tmp, removed with its files at scope exit.
 struct IndexDir {
-  std::string path;
-  std::unique_ptr<pd3::DataDir> dir;
+  pd3test::TempDir temp{"index"};
+  const std::string& path = temp.path;
+  std::unique_ptr<pd3::DataDir> dir;  // after temp: closed before the directory is removed
   explicit IndexDir(bool durable) {
-    char tmpl[] = "/tmp/pd3-index-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
+    REQUIRE(!path.empty());
     REQUIRE(pd3::DataDir::open(path, durable, &dir) == PD3_OK);
-  }
-  ~IndexDir() {
-    dir.reset();
-    if (DIR* d = opendir(path.c_str())) {
-      while (const dirent* e = readdir(d))
-        if (e->d_name[0] != '.') unlink((path + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path.c_str());
   }
 };
 

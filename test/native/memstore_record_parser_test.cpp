@@ -34,6 +34,9 @@
 
 namespace {
 
+using pd3test::TempDir;
+using pd3test::kv_record;
+
 using pd3::MemStore;
 using pd3::MemStoreOptions;
 using pd3::TransportRequest;
@@ -67,23 +70,6 @@ pd3test::SetLieFn lie_switch() {
   return fn;
 }
 
-// A fresh directory under /tmp, removed with its files at scope exit.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/pd3-recparser-XXXXXX";
-    if (mkdtemp(tmpl) != nullptr) path = tmpl;
-  }
-  ~TempDir() {
-    if (DIR* d = opendir(path.c_str())) {
-      while (const dirent* e = readdir(d))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-          unlink((path + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path.c_str());
-  }
-};
 
 std::unique_ptr<MemStore> open_store(const pd3::ParserHandle& parser, const std::string& dir = "") {
   MemStoreOptions o;
@@ -166,16 +152,6 @@ Bytes tiny_record(const std::string& key, const std::string& value) {
   put(out, 1, key);
   out[1 + key.size()] = uint8_t(value.size());
   put(out, 2 + key.size(), value);
-  return out;
-}
-
-// One pd3/record.h record.
-Bytes kv_record(const std::string& key, const std::string& value) {
-  Bytes out(sizeof(pd3_kv_header) + key.size() + value.size());
-  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
-  std::memcpy(out.data(), &h, sizeof h);
-  put(out, sizeof h, key);
-  put(out, sizeof h + key.size(), value);
   return out;
 }
 
@@ -446,7 +422,7 @@ TEST(record_key_defect_checks_bounds_without_overflow) {
 }
 
 TEST(memstore_record_parser_restarts_from_a_data_dir) {
-  TempDir d;
+  TempDir d("recparser");
   REQUIRE(!d.path.empty());
   const pd3::ParserHandle example = load_plugin("pd3_example_record_parser");
   const Bytes late = example_record("late", "added after the restart");

@@ -26,6 +26,9 @@
 
 namespace {
 
+using pd3test::TempDir;
+using pd3test::kv_record;
+
 using pd3::MemStore;
 using pd3::MemStoreOptions;
 using pd3::SyncMode;
@@ -34,34 +37,6 @@ using Bytes = std::vector<uint8_t>;
 
 constexpr uint16_t kServer = 2;
 
-// A fresh directory under /tmp, removed with its files at scope exit.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/pd3-store-XXXXXX";
-    if (mkdtemp(tmpl) != nullptr) path = tmpl;
-  }
-  ~TempDir() {
-    if (path.empty()) return;
-    if (DIR* d = opendir(path.c_str())) {
-      while (const dirent* e = readdir(d))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) unlink(file(e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path.c_str());
-  }
-  std::string file(const std::string& name) const { return path + "/" + name; }
-  bool has(const std::string& name) const { return access(file(name).c_str(), F_OK) == 0; }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    if (DIR* d = opendir(path.c_str())) {
-      while (const dirent* e = readdir(d))
-        if (e->d_name[0] != '.') out.emplace_back(e->d_name);
-      closedir(d);
-    }
-    return out;
-  }
-};
 
 MemStoreOptions options(uint64_t capacity = 64u << 20, const std::string& dir = "", SyncMode sync = SyncMode::kBatch) {
   MemStoreOptions o;
@@ -142,16 +117,6 @@ std::string stats_text(MemStore& s) {
   return std::string(r.data.begin(), r.data.end());
 }
 
-// One pd3/record.h record.
-Bytes record(const std::string& key, const std::string& value) {
-  Bytes out(sizeof(pd3_kv_header) + key.size() + value.size());
-  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
-  std::memcpy(out.data(), &h, sizeof h);
-  std::memcpy(out.data() + sizeof h, key.data(), key.size());
-  std::memcpy(out.data() + sizeof h + key.size(), value.data(), value.size());
-  return out;
-}
-
 Bytes concat(std::initializer_list<Bytes> parts) {
   Bytes out;
   for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
@@ -184,7 +149,7 @@ TEST(memstore_open_validates_options) {
   CHECK_EQ(s->free_bytes(), s->capacity());
   CHECK_EQ(s->server_id(), kServer);
   // A data_dir that is a regular file is refused.
-  TempDir d;
+  TempDir d("store");
   const std::string file = d.file("plain");
   close(::open(file.c_str(), O_CREAT | O_WRONLY, 0600));
   o = options(1 << 20, file);
@@ -419,7 +384,7 @@ TEST(memstore_refuses_a_nonzero_reserved_field) {
 TEST(memstore_stats_reply) {
   auto s = open_store(options());
   const uint32_t a = must_allocate(*s, 4096);
-  CHECK_EQ(write(*s, a, 0, record("k", "v")), PD3_OK);
+  CHECK_EQ(write(*s, a, 0, kv_record("k", "v")), PD3_OK);
   CHECK_EQ(read(*s, a, 0, 4).status, PD3_OK);
   CHECK_EQ(prefetch(*s, "k").status, PD3_OK);
   CHECK_EQ(prefetch(*s, "missing").status, PD3_E_NOT_FOUND);
@@ -438,8 +403,8 @@ TEST(memstore_index_prefetch) {
   const uint32_t a = must_allocate(*s, 1 << 16);
   const uint32_t b = must_allocate(*s, 1 << 17);
   // Several records in one write, then the end marker and junk that must not be parsed.
-  const Bytes batch = concat({record("alpha", "one"), record("beta", std::string(100, 'b')), record("gamma", ""),
-                              Bytes(8, 0), record("hidden", "after the end marker")});
+  const Bytes batch = concat({kv_record("alpha", "one"), kv_record("beta", std::string(100, 'b')), kv_record("gamma", ""),
+                              Bytes(8, 0), kv_record("hidden", "after the end marker")});
   REQUIRE(write(*s, a, 1000, batch) == PD3_OK);
   Reply r = prefetch(*s, "alpha");
   CHECK(r.status == PD3_OK && r.key == "alpha" && as_string(r.data) == "one" && r.size == 3);
@@ -458,7 +423,7 @@ TEST(memstore_index_prefetch) {
   r = prefetch(*s, "delta");
   CHECK(r.status == PD3_E_NOT_FOUND && r.key == "delta" && r.size == 0);
   // A newer record of a key, elsewhere (another region), moves the key.
-  REQUIRE(write(*s, b, 40, record("alpha", "two!")) == PD3_OK);
+  REQUIRE(write(*s, b, 40, kv_record("alpha", "two!")) == PD3_OK);
   r = prefetch(*s, "alpha");
   CHECK(r.status == PD3_OK && as_string(r.data) == "two!");
   // Overwriting its bytes with unrelated data: the key is gone (and its entry removed), never the
@@ -468,7 +433,7 @@ TEST(memstore_index_prefetch) {
   CHECK_EQ(s->stats().index_keys, 2u);
   CHECK_EQ(prefetch(*s, "alpha").status, PD3_E_NOT_FOUND);
   // Rewriting a record in place with a new value of another length keeps the key right.
-  REQUIRE(write(*s, a, 1000, record("alpha", "three")) == PD3_OK);
+  REQUIRE(write(*s, a, 1000, kv_record("alpha", "three")) == PD3_OK);
   r = prefetch(*s, "alpha");
   CHECK(r.status == PD3_OK && as_string(r.data) == "three");
   // A partial write inside a value changes what the prefetch returns (it reads current bytes).
@@ -477,7 +442,7 @@ TEST(memstore_index_prefetch) {
   CHECK(as_string(prefetch(*s, "alpha").data) == "THree");
   // Keys of length 1 and 65535.
   const std::string longest(PD3_MAX_KEY_LEN, 'L');
-  REQUIRE(write(*s, b, 0, concat({record("x", "1"), record(longest, "long key")})) == PD3_OK);
+  REQUIRE(write(*s, b, 0, concat({kv_record("x", "1"), kv_record(longest, "long key")})) == PD3_OK);
   CHECK(as_string(prefetch(*s, "x").data) == "1");
   r = prefetch(*s, longest);
   CHECK(r.status == PD3_OK && r.key == longest && as_string(r.data) == "long key");
@@ -488,7 +453,7 @@ TEST(memstore_index_prefetch) {
   // resurrect them.
   REQUIRE(deallocate(*s, b) == PD3_OK);
   CHECK_EQ(prefetch(*s, "x").status, PD3_E_NOT_FOUND);
-  REQUIRE(write(*s, a, 0, record("y", "why")) == PD3_OK);
+  REQUIRE(write(*s, a, 0, kv_record("y", "why")) == PD3_OK);
   REQUIRE(must_allocate(*s, 1 << 17) == b);
   CHECK_EQ(prefetch(*s, longest).status, PD3_E_NOT_FOUND);
   CHECK(as_string(prefetch(*s, "y").data) == "why");
@@ -499,9 +464,9 @@ TEST(memstore_index_only_written_range) {
   // be indexed, even when the region bytes after the write happen to complete it.
   auto s = open_store(options());
   const uint32_t a = must_allocate(*s, 4096);
-  const Bytes old_rec = record("old-key", std::string(40, 'o'));
+  const Bytes old_rec = kv_record("old-key", std::string(40, 'o'));
   REQUIRE(write(*s, a, 100, old_rec) == PD3_OK);
-  const Bytes new_rec = record("new-key", std::string(40, 'n'));
+  const Bytes new_rec = kv_record("new-key", std::string(40, 'n'));
   REQUIRE(new_rec.size() == old_rec.size());
   REQUIRE(write(*s, a, 100, Bytes(new_rec.begin(), new_rec.begin() + 30)) == PD3_OK);
   // The region now holds a complete "new-key" record at 100 (header and key new, value old).
@@ -512,7 +477,7 @@ TEST(memstore_index_only_written_range) {
   CHECK_EQ(prefetch(*s, "new-key").status, PD3_E_NOT_FOUND);
   CHECK_EQ(prefetch(*s, "old-key").status, PD3_E_NOT_FOUND);  // its bytes were overwritten
   // A record that ends exactly at the end of the region is complete and indexed.
-  const Bytes tail = record("tail", std::string(4096 - 300 - 12, 't'));
+  const Bytes tail = kv_record("tail", std::string(4096 - 300 - 12, 't'));
   REQUIRE(write(*s, a, 300, tail) == PD3_OK);
   CHECK_EQ(prefetch(*s, "tail").status, PD3_OK);
 }
@@ -576,7 +541,7 @@ TEST(memstore_fuzz_write_payloads) {
           const std::string& key = pool[rng.below(uint32_t(pool.size()))];
           std::string value(rng.below(48), '\0');
           for (char& c : value) c = char(rng.next());
-          const Bytes rec = record(key, value);
+          const Bytes rec = kv_record(key, value);
           payload.insert(payload.end(), rec.begin(), rec.end());
         } else {
           const pd3_kv_header h{kind < 90 ? 0u : kind < 95 ? PD3_MAX_KEY_LEN + 1 + rng.below(1000) : 5u,
@@ -617,7 +582,7 @@ TEST(memstore_fuzz_write_payloads) {
 }
 
 TEST(memstore_persists_across_reopen) {
-  TempDir d;
+  TempDir d("store");
   REQUIRE(!d.path.empty());
   MemStoreOptions o = options(64u << 20, d.path);
   o.index_initial_keys = 64;  // several index growths, each a new file renamed over the old one
@@ -630,9 +595,9 @@ TEST(memstore_persists_across_reopen) {
     b = must_allocate(*s, 1 << 19);
     for (uint32_t i = 0; i < 5000; ++i) {
       keys.push_back("key-" + std::to_string(i));
-      REQUIRE(write(*s, i % 3 ? a : b, i * 64, record(keys.back(), "value-" + std::to_string(i * 7))) == PD3_OK);
+      REQUIRE(write(*s, i % 3 ? a : b, i * 64, kv_record(keys.back(), "value-" + std::to_string(i * 7))) == PD3_OK);
     }
-    REQUIRE(write(*s, gone, 0, record("in-gone", "x")) == PD3_OK);
+    REQUIRE(write(*s, gone, 0, kv_record("in-gone", "x")) == PD3_OK);
     CHECK(d.has("region-2.pd3"));
     REQUIRE(deallocate(*s, gone) == PD3_OK);
     CHECK(!d.has("region-2.pd3"));
@@ -656,7 +621,7 @@ TEST(memstore_persists_across_reopen) {
   for (uint32_t i = 0; i < 5000; ++i) {
     const Reply r = prefetch(*s, keys[i]);
     wrong += r.status != PD3_OK || as_string(r.data) != "value-" + std::to_string(i * 7);
-    const Bytes rec = record(keys[i], "value-" + std::to_string(i * 7));
+    const Bytes rec = kv_record(keys[i], "value-" + std::to_string(i * 7));
     wrong += read(*s, i % 3 ? a : b, i * 64, uint32_t(rec.size())).data != rec;
   }
   CHECK_EQ(wrong, 0u);
@@ -667,14 +632,14 @@ TEST(memstore_persists_across_reopen) {
 
 TEST(memstore_sync_modes) {
   // kBatch: one msync per written region and one for the index, only for what changed.
-  TempDir d;
+  TempDir d("store");
   auto s = open_store(options(64u << 20, d.path, SyncMode::kBatch));
   const uint32_t a = must_allocate(*s, 1 << 20), b = must_allocate(*s, 1 << 20);
   CHECK_EQ(s->sync(), PD3_OK);
   CHECK_EQ(s->stats().syncs, 0u);
   REQUIRE(write(*s, a, 0, Bytes(100, 1)) == PD3_OK);
   REQUIRE(write(*s, a, 900000, Bytes(100, 1)) == PD3_OK);
-  REQUIRE(write(*s, b, 4096, record("k", "v")) == PD3_OK);
+  REQUIRE(write(*s, b, 4096, kv_record("k", "v")) == PD3_OK);
   CHECK_EQ(s->sync(), PD3_OK);
   CHECK_EQ(s->stats().syncs, 3u);
   CHECK_EQ(s->sync(), PD3_OK);
@@ -689,11 +654,11 @@ TEST(memstore_sync_modes) {
   CHECK_EQ(s->stats().syncs, 4u);
   s.reset();
   // kNone: sync() does nothing, yet a clean close and reopen keeps everything (page cache).
-  TempDir d2;
+  TempDir d2("store");
   {
     auto n = open_store(options(64u << 20, d2.path, SyncMode::kNone));
     const uint32_t c = must_allocate(*n, 4096);
-    REQUIRE(write(*n, c, 8, record("kept", "yes")) == PD3_OK);
+    REQUIRE(write(*n, c, 8, kv_record("kept", "yes")) == PD3_OK);
     CHECK_EQ(n->sync(), PD3_OK);
     CHECK_EQ(n->stats().syncs, 0u);
   }
@@ -729,7 +694,7 @@ std::string writer_value(uint32_t i) { return std::string(8 + i % 40, char('A' +
   exec(request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 1 << 20));
   for (uint32_t frame = 0;; ++frame) {
     for (uint32_t i = frame * 4; i < frame * 4 + 4; ++i) {
-      const Bytes rec = record(writer_key(i), writer_value(i));
+      const Bytes rec = kv_record(writer_key(i), writer_value(i));
       exec(request(PD3_OP_WRITE, region_id(1 + i % 2), (i / 2) * 64, uint32_t(rec.size()), rec.data(), uint32_t(rec.size())));
     }
     if (frame == kill_frame + 1) kill(getpid(), SIGKILL);
@@ -742,7 +707,7 @@ std::string writer_value(uint32_t i) { return std::string(8 + i % 40, char('A' +
 }  // namespace
 
 TEST(memstore_survives_sigkill) {
-  TempDir d;
+  TempDir d("store");
   REQUIRE(!d.path.empty());
   MemStoreOptions o = options(64u << 20, d.path, SyncMode::kBatch);
   o.index_initial_keys = 64;  // the index file is replaced (grown) several times during the run
@@ -774,7 +739,7 @@ TEST(memstore_survives_sigkill) {
   uint64_t lost = 0;
   for (uint32_t i = 0; i < acked * 4; ++i) {
     const std::string key = writer_key(i), value = writer_value(i);
-    const Bytes rec = record(key, value);
+    const Bytes rec = kv_record(key, value);
     const Reply r = read(*s, region_id(1 + i % 2), (i / 2) * 64, uint32_t(rec.size()));
     const Reply p = prefetch(*s, key);
     if (r.data != rec || p.status != PD3_OK || as_string(p.data) != value) ++lost;
@@ -784,14 +749,14 @@ TEST(memstore_survives_sigkill) {
 }
 
 TEST(memstore_refuses_foreign_or_damaged_dirs) {
-  TempDir d;
+  TempDir d("store");
   REQUIRE(!d.path.empty());
   MemStoreOptions o = options(64u << 20, d.path);
   o.index_initial_keys = 16;  // a 64-slot index file: 4096 + 1024 bytes
   {
     auto s = open_store(o);
     const uint32_t a = must_allocate(*s, 8192);
-    REQUIRE(write(*s, a, 0, concat({record("k1", "v1"), record("k2", "v2")})) == PD3_OK);
+    REQUIRE(write(*s, a, 0, concat({kv_record("k1", "v1"), kv_record("k2", "v2")})) == PD3_OK);
   }
   const std::string index = d.file("index.pd3");
   struct stat st;
@@ -922,8 +887,8 @@ TEST(memstore_tenants_reach_only_their_own_regions) {
   const uint32_t rb = must_allocate(*s, 4096, nullptr, b);
   const uint32_t rd = must_allocate(*s, 4096);  // the default tenant's
   // Both tenants write the same key, with different values, into their own regions.
-  CHECK_EQ(write(*s, ra, 0, record("user:1", "value-of-alpha"), a), PD3_OK);
-  CHECK_EQ(write(*s, rb, 0, record("user:1", "value-of-beta"), b), PD3_OK);
+  CHECK_EQ(write(*s, ra, 0, kv_record("user:1", "value-of-alpha"), a), PD3_OK);
+  CHECK_EQ(write(*s, rb, 0, kv_record("user:1", "value-of-beta"), b), PD3_OK);
   CHECK(as_string(prefetch(*s, "user:1", 1u << 20, a).data) == "value-of-alpha");
   CHECK(as_string(prefetch(*s, "user:1", 1u << 20, b).data) == "value-of-beta");
   // The default tenant wrote nothing under that key, so it finds nothing.
@@ -934,7 +899,7 @@ TEST(memstore_tenants_reach_only_their_own_regions) {
   CHECK(foreign.data.empty());
   CHECK_EQ(read(*s, rb, 0, 64).status, PD3_E_FORBIDDEN);
   CHECK_EQ(read(*s, rd, 0, 64, a).status, PD3_E_FORBIDDEN);
-  CHECK_EQ(write(*s, ra, 0, record("user:1", "overwritten-by-b"), b), PD3_E_FORBIDDEN);
+  CHECK_EQ(write(*s, ra, 0, kv_record("user:1", "overwritten-by-b"), b), PD3_E_FORBIDDEN);
   CHECK_EQ(deallocate(*s, ra, b), PD3_E_FORBIDDEN);
   CHECK(as_string(prefetch(*s, "user:1", 1u << 20, a).data) == "value-of-alpha");
   CHECK(stats_text(*s).find("tenant_refusals=5") != std::string::npos);
@@ -946,7 +911,7 @@ TEST(memstore_tenants_reach_only_their_own_regions) {
 }
 
 TEST(memstore_tenant_usage_and_reclaim) {
-  TempDir dir;
+  TempDir dir("store");
   auto s = open_store(options(64u << 20, dir.path));
   const pd3::Tenant dead = pd3::Tenant::named("dead-client"), live = pd3::Tenant::named("live-client");
   std::vector<uint32_t> dead_regions;
@@ -954,9 +919,9 @@ TEST(memstore_tenant_usage_and_reclaim) {
   const uint32_t kept = must_allocate(*s, 4096, nullptr, live);
   for (int i = 0; i < 50; ++i) {
     const std::string key = std::string("k").append(std::to_string(i));  // not "k" + ...: a false -Wrestrict in g++ 12
-    CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, record(key, "v"), dead), PD3_OK);
+    CHECK_EQ(write(*s, dead_regions[size_t(i) % 3], uint32_t(i / 3) * 64, kv_record(key, "v"), dead), PD3_OK);
   }
-  CHECK_EQ(write(*s, kept, 0, record("k0", "live"), live), PD3_OK);
+  CHECK_EQ(write(*s, kept, 0, kv_record("k0", "live"), live), PD3_OK);
   REQUIRE(s->sync() == PD3_OK);
   const std::vector<pd3::TenantUsage> usage = s->tenant_usage();
   REQUIRE(usage.size() == 2);
@@ -985,13 +950,13 @@ TEST(memstore_tenant_usage_and_reclaim) {
 }
 
 TEST(memstore_tenant_ownership_survives_reopen) {
-  TempDir dir;
+  TempDir dir("store");
   const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
   uint32_t ra = 0;
   {
     auto s = open_store(options(64u << 20, dir.path));
     ra = must_allocate(*s, 4096, nullptr, a);
-    CHECK_EQ(write(*s, ra, 0, record("key", "alpha's"), a), PD3_OK);
+    CHECK_EQ(write(*s, ra, 0, kv_record("key", "alpha's"), a), PD3_OK);
     REQUIRE(s->sync() == PD3_OK);
   }
   auto s = open_store(options(64u << 20, dir.path));
@@ -1029,7 +994,7 @@ void write_meminfo(const std::string& path, uint64_t total_kib, uint64_t availab
 }  // namespace
 
 TEST(memstore_gives_cold_regions_back_under_pressure) {
-  TempDir dir, side;
+  TempDir dir("store"), side("store");
   const std::string meminfo = side.file("meminfo");
   write_meminfo(meminfo, 1u << 20, 1u << 19);  // 1 GiB total, half available: no pressure at 15 %
   MemStoreOptions o = options(64u << 20, dir.path);
@@ -1070,7 +1035,7 @@ TEST(memstore_gives_cold_regions_back_under_pressure) {
   CHECK_EQ(read(*s, hot, 0, kBytes).status, PD3_OK);
   CHECK_EQ(s->stats().file_reads, 1u);
   // Writes to a given-back region land, and survive a reopen.
-  CHECK_EQ(write(*s, cold, 4096, record("k", "after")), PD3_OK);
+  CHECK_EQ(write(*s, cold, 4096, kv_record("k", "after")), PD3_OK);
   REQUIRE(s->sync() == PD3_OK);
   s.reset();
   auto again = open_store(o);
@@ -1079,7 +1044,7 @@ TEST(memstore_gives_cold_regions_back_under_pressure) {
 }
 
 TEST(memstore_give_back_needs_a_data_dir_and_a_meminfo) {
-  TempDir side;
+  TempDir side("store");
   const std::string meminfo = side.file("meminfo");
   write_meminfo(meminfo, 1u << 20, 1);  // far under any headroom
   MemStoreOptions o = options();
@@ -1089,7 +1054,7 @@ TEST(memstore_give_back_needs_a_data_dir_and_a_meminfo) {
   pd3::PressureResult r;
   REQUIRE(anon->relieve_pressure(&r) == PD3_OK);
   CHECK_EQ(r.regions, 0u);  // anonymous memory has no file to fall back on
-  TempDir dir;
+  TempDir dir("store");
   MemStoreOptions off = options(64u << 20, dir.path);
   off.meminfo_path = meminfo;
   off.give_back = false;
@@ -1101,7 +1066,7 @@ TEST(memstore_give_back_needs_a_data_dir_and_a_meminfo) {
     FILE* f = std::fopen(meminfo.c_str(), "w");
     std::fputs(text, f);
     std::fclose(f);
-    TempDir d2;
+    TempDir d2("store");
     MemStoreOptions on = options(64u << 20, d2.path);
     on.meminfo_path = meminfo;
     auto t = open_store(on);
@@ -1134,7 +1099,7 @@ TEST(memstore_move_states) {
   auto s = open_store(options());
   const pd3::Tenant a = pd3::Tenant::named("alpha"), b = pd3::Tenant::named("beta");
   const uint32_t r = must_allocate(*s, 4096, nullptr, a);
-  CHECK_EQ(write(*s, r, 0, record("k", "before"), a), PD3_OK);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "before"), a), PD3_OK);
   CHECK_EQ(accesses_of(*s, r), 1u);
   // Bad transitions and bad callers change nothing.
   CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_E_INVAL);  // never sealed unfrozen
@@ -1143,11 +1108,11 @@ TEST(memstore_move_states) {
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r + 1, a), PD3_E_BAD_REGION);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, 0, a), PD3_E_BAD_REGION);
   CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW + 1, r, 0), a).status, PD3_E_BAD_OP);
-  CHECK_EQ(write(*s, r, 0, record("k", "second"), a), PD3_OK);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "second"), a), PD3_OK);
   // Frozen: writes refused (and not applied), reads and prefetches served; freezing again is fine.
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
-  CHECK_EQ(write(*s, r, 0, record("k", "frozen"), a), PD3_E_MOVED);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "frozen"), a), PD3_E_MOVED);
   CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "second");
   CHECK_EQ(read(*s, r, 0, 16, a).status, PD3_OK);
   // Sealed: every access refused, keys missed; a freeze cannot reopen it.
@@ -1155,7 +1120,7 @@ TEST(memstore_move_states) {
   const Reply sealed = read(*s, r, 0, 16, a);
   CHECK_EQ(sealed.status, PD3_E_MOVED);
   CHECK(sealed.data.empty());
-  CHECK_EQ(write(*s, r, 0, record("k", "sealed"), a), PD3_E_MOVED);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "sealed"), a), PD3_E_MOVED);
   CHECK_EQ(prefetch(*s, "k", 1u << 20, a).status, PD3_E_NOT_FOUND);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_E_MOVED);
   CHECK_EQ(read(*s, r, 0, 16, b).status, PD3_E_FORBIDDEN);  // ownership still comes first
@@ -1165,7 +1130,7 @@ TEST(memstore_move_states) {
   // Thawed (a move given up): serves as before, with the last acknowledged bytes.
   CHECK_EQ(move_control(*s, PD3_CTL_THAW, r, a), PD3_OK);
   CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "second");
-  CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "after"), a), PD3_OK);
   CHECK(as_string(prefetch(*s, "k", 1u << 20, a).data) == "after");
   CHECK(stats_text(*s).find("errors=") != std::string::npos);
   CHECK_EQ(s->stats().moved_refusals, 6u);  // the frozen write, the sealed read, write and refreeze, the thaw if frozen, the read
@@ -1173,7 +1138,7 @@ TEST(memstore_move_states) {
   // A thaw "if frozen" of a frozen region thaws it.
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
   CHECK_EQ(run(*s, request(PD3_OP_CONTROL, PD3_CTL_THAW, r, PD3_THAW_IF_FROZEN), a).status, PD3_OK);
-  CHECK_EQ(write(*s, r, 0, record("k", "after"), a), PD3_OK);
+  CHECK_EQ(write(*s, r, 0, kv_record("k", "after"), a), PD3_OK);
   CHECK_EQ(move_control(*s, PD3_CTL_FREEZE, r, a), PD3_OK);
   CHECK_EQ(move_control(*s, PD3_CTL_SEAL, r, a), PD3_OK);
   CHECK_EQ(deallocate(*s, r, a), PD3_OK);
@@ -1184,7 +1149,7 @@ TEST(memstore_move_states) {
 TEST(memstore_region_heat_counts_served_accesses) {
   auto s = open_store(options());
   const uint32_t r1 = must_allocate(*s, 4096), r2 = must_allocate(*s, 4096);
-  CHECK_EQ(write(*s, r1, 0, record("hot", "v")), PD3_OK);
+  CHECK_EQ(write(*s, r1, 0, kv_record("hot", "v")), PD3_OK);
   for (int i = 0; i < 10; ++i) CHECK_EQ(read(*s, r1, 0, 8).status, PD3_OK);
   CHECK_EQ(prefetch(*s, "hot").status, PD3_OK);
   CHECK_EQ(prefetch(*s, "missing").status, PD3_E_NOT_FOUND);
@@ -1197,7 +1162,7 @@ TEST(memstore_region_heat_counts_served_accesses) {
 // A sealed region stays sealed across a restart (its name may name the copy elsewhere by then); a
 // frozen one is served again (the move was given up); freeing a sealed region removes its marker.
 TEST(memstore_seal_survives_reopen) {
-  TempDir d;
+  TempDir d("store");
   REQUIRE(!d.path.empty());
   const MemStoreOptions o = options(64u << 20, d.path);
   const pd3::Tenant a = pd3::Tenant::named("alpha");
@@ -1207,7 +1172,7 @@ TEST(memstore_seal_survives_reopen) {
     sealed = must_allocate(*s, 4096, nullptr, a);
     frozen = must_allocate(*s, 4096, nullptr, a);
     thawed = must_allocate(*s, 4096, nullptr, a);
-    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(write(*s, r, 0, record("k" + std::to_string(r), "v"), a) == PD3_OK);
+    for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(write(*s, r, 0, kv_record("k" + std::to_string(r), "v"), a) == PD3_OK);
     for (uint32_t r : {sealed, frozen, thawed}) REQUIRE(move_control(*s, PD3_CTL_FREEZE, r, a) == PD3_OK);
     REQUIRE(move_control(*s, PD3_CTL_SEAL, sealed, a) == PD3_OK);
     REQUIRE(move_control(*s, PD3_CTL_SEAL, thawed, a) == PD3_OK);
@@ -1219,11 +1184,11 @@ TEST(memstore_seal_survives_reopen) {
     auto s = open_store(o);
     CHECK_EQ(s->stats().regions, 3u);
     CHECK_EQ(read(*s, sealed, 0, 8, a).status, PD3_E_MOVED);
-    CHECK_EQ(write(*s, sealed, 0, record("k", "lost?"), a), PD3_E_MOVED);
+    CHECK_EQ(write(*s, sealed, 0, kv_record("k", "lost?"), a), PD3_E_MOVED);
     CHECK_EQ(read(*s, frozen, 0, 8, a).status, PD3_OK);
-    CHECK_EQ(write(*s, frozen, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(write(*s, frozen, 0, kv_record("k", "again"), a), PD3_OK);
     CHECK_EQ(move_control(*s, PD3_CTL_SEAL, frozen, a), PD3_E_INVAL);  // a mover that went on would be refused
-    CHECK_EQ(write(*s, thawed, 0, record("k", "again"), a), PD3_OK);
+    CHECK_EQ(write(*s, thawed, 0, kv_record("k", "again"), a), PD3_OK);
     CHECK_EQ(deallocate(*s, sealed, a), PD3_OK);
     CHECK(!d.has("region-1@alpha.pd3.sealed"));
     CHECK(!d.has("region-1@alpha.pd3"));

@@ -1,12 +1,16 @@
-// store_requests.hpp — what the MemStore tests (memstore_test, tier_store_test) build and read:
-// transport request records with fresh op ids, and response records copied out of a frame.
+// store_requests.hpp — what the MemStore tests (memstore_test, tier_store_test, the record parser's
+// and the TCP server's) build and read: key/value records, transport request records with fresh op
+// ids, and response records copied out of a frame.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/transport_codec.hpp"
+#include "pd3/record.h"
 #include "pd3/transport.h"
 
 namespace pd3test {
@@ -18,6 +22,16 @@ struct StoreReply {
   std::string key;  // PREFETCH only
   std::vector<uint8_t> data;
 };
+
+// One key/value record in the built-in record format (pd3/record.h).
+inline std::vector<uint8_t> kv_record(std::string_view key, std::string_view value) {
+  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
+  std::vector<uint8_t> out(sizeof h + key.size() + value.size());
+  std::memcpy(out.data(), &h, sizeof h);
+  std::memcpy(out.data() + sizeof h, key.data(), key.size());
+  std::memcpy(out.data() + sizeof h + key.size(), value.data(), value.size());
+  return out;
+}
 
 // A request record with the next op id (ids are unique across the test binary).
 inline pd3::TransportRequest request(uint32_t op, uint32_t region, uint32_t offset, uint32_t size,

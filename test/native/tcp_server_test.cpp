@@ -21,9 +21,13 @@
 #include "memserver/tcp_server.hpp"
 #include "pd3/record.h"
 #include "pd3/status.h"
+#include "store_requests.hpp"
 #include "util.hpp"
 
 namespace {
+
+using pd3test::TempDir;
+using pd3test::kv_record;
 
 using Clock = std::chrono::steady_clock;
 
@@ -852,28 +856,6 @@ TEST(tcp_server_stress_four_clients) {
 
 namespace {
 
-// One key/value record in the built-in record format (pd3/record.h).
-std::vector<uint8_t> kv_record(std::string_view key, std::string_view value) {
-  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
-  std::vector<uint8_t> out(sizeof h + key.size() + value.size());
-  std::memcpy(out.data(), &h, sizeof h);
-  std::memcpy(out.data() + sizeof h, key.data(), key.size());
-  std::memcpy(out.data() + sizeof h + key.size(), value.data(), value.size());
-  return out;
-}
-
-// A fresh directory under /tmp, removed with everything in it at scope exit.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char templ[] = "/tmp/pd3-tcp-test-XXXXXX";
-    if (mkdtemp(templ) != nullptr) path = templ;
-  }
-  ~TempDir() {
-    if (!path.empty()) std::filesystem::remove_all(path);
-  }
-};
-
 // A TcpServer over the real MemStore in `dir`.
 int start_real(const std::string& dir, std::unique_ptr<pd3::TcpServer>* out) {
   pd3::MemStoreOptions mo;
@@ -892,7 +874,7 @@ int start_real(const std::string& dir, std::unique_ptr<pd3::TcpServer>* out) {
 }  // namespace
 
 TEST(tcp_server_real_mem_store_round_trip_and_restart) {
-  TempDir dir;
+  TempDir dir("tcp-test");
   REQUIRE(!dir.path.empty());
   std::unique_ptr<pd3::TcpServer> server;
   REQUIRE(start_real(dir.path, &server) == PD3_OK);

@@ -29,6 +29,9 @@
 
 namespace {
 
+using pd3test::TempDir;
+using pd3test::kv_record;
+
 using pd3::MemStore;
 using pd3::MemStoreOptions;
 using pd3::SyncMode;
@@ -40,22 +43,6 @@ namespace tier = pd3::tier;
 constexpr uint16_t kServer = 3;
 constexpr uint32_t kPage = 4096;
 
-// A fresh directory under /tmp, removed with its files at scope exit.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/pd3-tier-XXXXXX";
-    if (mkdtemp(tmpl) != nullptr) path = tmpl;
-  }
-  ~TempDir() {
-    if (DIR* d = opendir(path.c_str())) {
-      while (const dirent* e = readdir(d))
-        if (e->d_name[0] != '.') unlink((path + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path.c_str());
-  }
-};
 
 MemStoreOptions tiered(const std::string& dir, uint32_t frames, SyncMode sync = SyncMode::kBatch,
                        tier::IoKind io = tier::IoKind::kThreads) {
@@ -112,16 +99,6 @@ Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* s
   return pd3test::store_reply(r);
 }
 
-// A kv record of `key` with `value`, as the store indexes it.
-Bytes kv_record(const std::string& key, const std::string& value) {
-  Bytes rec(sizeof(pd3_kv_header) + key.size() + value.size());
-  const pd3_kv_header h{uint32_t(key.size()), uint32_t(value.size())};
-  std::memcpy(rec.data(), &h, sizeof h);
-  std::memcpy(rec.data() + sizeof h, key.data(), key.size());
-  std::memcpy(rec.data() + sizeof h + key.size(), value.data(), value.size());
-  return rec;
-}
-
 uint32_t must_allocate(MemStore& s, uint32_t bytes) {
   const Reply r = run(s, request(PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, bytes));
   REQUIRE(r.status == PD3_OK && r.data.size() == sizeof(pd3_alloc_reply));
@@ -143,7 +120,7 @@ Bytes read_bytes(MemStore& s, uint32_t region, uint32_t off, uint32_t len, int* 
 // Random reads and writes spanning up to three pages over a 16-page region held in 3 frames, each checked
 // against a byte model; then the store is reopened (the tier starts empty) and all of it compared.
 void model_run(tier::IoKind io, SyncMode sync, uint64_t seed, tier::EvictionKind evict = tier::EvictionKind::kLru) {
-  TempDir dir;
+  TempDir dir("tier");
   constexpr uint32_t kRegion = 16 * kPage;
   Bytes model(kRegion, 0);
   uint32_t region = 0;
@@ -200,7 +177,7 @@ TEST(tier_store_model_cflru_none) { model_run(tier::IoKind::kThreads, SyncMode::
 TEST(tier_store_model_cflru_batch) { model_run(tier::IoKind::kUring, SyncMode::kBatch, 6, tier::EvictionKind::kCflru); }
 
 TEST(tier_store_bad_options) {
-  TempDir dir;
+  TempDir dir("tier");
   std::unique_ptr<MemStore> s;
   MemStoreOptions o = tiered(dir.path, 4);
   o.page_size = 3000;
@@ -226,7 +203,7 @@ TEST(tier_store_bad_options) {
 }
 
 TEST(tier_store_pins_protect_a_waiting_request) {
-  TempDir dir;
+  TempDir dir("tier");
   auto s = open_store(tiered(dir.path, 2));
   const uint32_t region = must_allocate(*s, 8 * kPage);
   for (uint32_t p = 0; p < 8; ++p) REQUIRE(write_bytes(*s, region, p * kPage, Bytes(kPage, uint8_t(p + 1))) == PD3_OK);
@@ -254,7 +231,7 @@ TEST(tier_store_pins_protect_a_waiting_request) {
 }
 
 TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
-  TempDir dir;
+  TempDir dir("tier");
   auto s = open_store(tiered(dir.path, 2));
   const uint32_t region = must_allocate(*s, 16 * kPage);
   // A record straddling pages 5 and 6.
@@ -277,7 +254,7 @@ TEST(tier_store_prefetch_by_key_on_a_page_not_in_dram) {
 // pages; a small record lying in its first page costs that page alone, and one straddling two pages
 // still gets the span (as many pages as the frames hold at once, here 4).
 TEST(tier_store_prefetch_brings_in_only_the_pages_of_the_record) {
-  TempDir dir;
+  TempDir dir("tier");
   auto s = open_store(tiered(dir.path, 4));
   const uint32_t region = must_allocate(*s, 16 * kPage);
   const std::string value(100, 'w');
@@ -314,7 +291,7 @@ namespace {
 // SIGKILLed; every acknowledged write must be in the files. Under SyncMode::kNone too: the
 // frame-end write-through puts them in the page cache, which a SIGKILL of the process does not lose.
 void sigkill_run(SyncMode sync) {
-  TempDir dir;
+  TempDir dir("tier");
   int ack[2];
   REQUIRE(pipe(ack) == 0);
   const pid_t child = fork();
@@ -426,7 +403,7 @@ MemStoreOptions faulty(const std::string& dir, uint32_t frames, SyncMode sync, c
 }  // namespace
 
 TEST(tier_store_read_failure_is_a_status) {
-  TempDir dir;
+  TempDir dir("tier");
   auto faults = std::make_shared<Faults>();
   auto s = open_store(faulty(dir.path, 2, SyncMode::kBatch, faults));
   const uint32_t region = must_allocate(*s, 8 * kPage);
@@ -444,7 +421,7 @@ TEST(tier_store_read_failure_is_a_status) {
 }
 
 TEST(tier_store_failed_writeback_keeps_the_page) {
-  TempDir dir;
+  TempDir dir("tier");
   auto faults = std::make_shared<Faults>();
   uint32_t region = 0;
   {
@@ -486,7 +463,7 @@ TEST(tier_store_failed_writeback_keeps_the_page) {
 // I/O backend per page, covering the page's dirty range.
 TEST(tier_store_small_write_writes_only_its_bytes) {
   for (const SyncMode sync : {SyncMode::kNone, SyncMode::kBatch}) {
-    TempDir dir;
+    TempDir dir("tier");
     auto faults = std::make_shared<Faults>();
     uint32_t region = 0;
     {
@@ -528,7 +505,7 @@ TEST(tier_store_small_write_writes_only_its_bytes) {
 }
 
 TEST(tier_store_next_n_prefetch_reads_ahead_and_counts_useless_ones) {
-  TempDir dir;
+  TempDir dir("tier");
   MemStoreOptions o = tiered(dir.path, 8);
   o.tier_prefetch = tier::PrefetchKind::kNextN;  // four pages after a miss
   auto s = open_store(o);
@@ -565,7 +542,7 @@ using pd3test::vm_locked_kib;
 // refilling an evicted frame finds it still registered (hits), frames emptied for good are evicted
 // from the cache when other frames need the room, and mlock really pins them (VmLck).
 TEST(tier_store_frames_register_through_mrrc) {
-  TempDir dir;
+  TempDir dir("tier");
   const long lck0 = vm_locked_kib();
   REQUIRE(lck0 >= 0);
   {
@@ -642,7 +619,7 @@ TEST(tier_store_frames_register_through_mrrc) {
 // batch (it is not answered before its write reached the file).
 TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
   for (const SyncMode sync : {SyncMode::kNone, SyncMode::kBatch}) {
-    TempDir dir;
+    TempDir dir("tier");
     auto slow = std::make_shared<std::atomic<bool>>(false);
     MemStoreOptions o = tiered(dir.path, 4, sync);
     o.tier_io_factory = [slow](std::unique_ptr<tier::TierIo>* out) {
@@ -713,7 +690,7 @@ int wait_sync(MemStore& s, uint64_t ticket) {
 // tier's group commit, never by an msync on the loop thread; a frame is acknowledged only once that
 // fdatasync succeeded, and a failed one is tried again with the next batch.
 TEST(tier_store_index_changes_join_the_group_commit) {
-  TempDir dir;
+  TempDir dir("tier");
   auto faults = std::make_shared<Faults>();
   uint32_t region = 0;
   {

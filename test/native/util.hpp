@@ -1,4 +1,5 @@
-// util.hpp — helpers shared by the native tests: unique segment names and a scoped host handle.
+// util.hpp — helpers shared by the native tests: unique segment names, temporary directories and a
+// scoped host handle.
 #pragma once
 
 #include <time.h>
@@ -11,7 +12,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/mix64.hpp"
 #include "pd3/host.h"
@@ -91,6 +94,34 @@ struct Rng {
     return z ^ (z >> 31);
   }
   uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
+};
+
+// A fresh directory under /tmp named after `tag`, removed with everything in it at scope exit
+// (path is empty if it could not be made).
+struct TempDir {
+  std::string path;
+  explicit TempDir(const char* tag) {
+    std::string templ = std::string("/tmp/pd3-") + tag + "-XXXXXX";
+    if (mkdtemp(templ.data()) != nullptr) path = templ;
+  }
+  ~TempDir() {
+    std::error_code ignored;  // a test that failed half-way may leave anything: remove what is there
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return path + "/" + name; }
+  bool has(const std::string& name) const { return access(file(name).c_str(), F_OK) == 0; }
+  // The names of the entries in the directory, "." and ".." and hidden ones left out.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    std::error_code ignored;
+    for (const auto& e : std::filesystem::directory_iterator(path, ignored)) {
+      std::string name = e.path().filename().string();
+      if (name[0] != '.') out.push_back(std::move(name));
+    }
+    return out;
+  }
 };
 
 // A segment name no other test or process uses.
