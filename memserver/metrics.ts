@@ -152,6 +152,7 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
   ...tierMetric('evictions', 'counter', 'Pages the SSD tier dropped from DRAM to reuse their frame.'),
   ...tierMetric('writebacks', 'counter', 'Dirty pages the SSD tier wrote to their files.'),
   ...tierMetric('writeback_bytes', 'counter', 'Bytes the SSD tier wrote to its files (only the dirty range of each page).'),
+  ...tierMetric('overwrites', 'counter', 'Page accesses of the SSD tier by a write covering the whole page: a frame taken, nothing read.'),
   ...tierMetric('fdatasyncs', 'counter', 'fdatasyncs of region and key index files the SSD tier completed (one per file per group commit, --sync batch).'),
   ...tierMetric('prefetches', 'counter', 'Pages the SSD tier read ahead of their first use.'),
   ...tierMetric('useless_prefetches', 'counter', 'Prefetched pages evicted before any use.'),

@@ -28,6 +28,9 @@ describe('benchmark command lines', () => {
     const tier = bench('tier-io', ['--concurrency', '0']);
     expect(tier.status).toBe(2);
     expect(tier.stderr).toMatch(/^tier-io: --concurrency: 1\.\.1024, got '0'/);
+    const op = bench('tier-io', ['--op', 'scan']);
+    expect(op.status).toBe(2);
+    expect(op.stderr).toMatch(/^tier-io: --op: read or page-write, got 'scan'/);
     const sync = bench('e2e', ['--mem-sync', 'none']);
     expect(sync.status).toBe(2);
     expect(sync.stderr).toMatch(/--mem-sync: none or batch, with --mem-dram-budget/);

@@ -102,7 +102,7 @@ describe('pd3-memserver --dram-budget', () => {
     const families = memServerFamilies(s, [0]);
     for (const name of ['hits_total', 'misses_total', 'evictions_total', 'writebacks_total', 'prefetches_total',
       'useless_prefetches_total', 'io_errors_total', 'resident_pages', 'dirty_pages', 'frames', 'writeback_bytes_total',
-      'fdatasyncs_total', 'mr_hits_total', 'mr_misses_total', 'mr_failures_total', 'mr_pinned_bytes']) {
+      'fdatasyncs_total', 'overwrites_total', 'mr_hits_total', 'mr_misses_total', 'mr_failures_total', 'mr_pinned_bytes']) {
       const f = families.find((x) => x.name === `pd3_memserver_tier_${name}`);
       expect(f, name).toBeDefined();
       expect(f!.help).not.toMatch(/not yet described/);

@@ -170,6 +170,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
       set("tier_writebacks", t.writebacks);
       set("tier_writeback_bytes", t.writeback_bytes);
       set("tier_fdatasyncs", t.fdatasyncs);
+      set("tier_overwrites", t.overwrites);
       set("tier_prefetches", t.prefetches);
       set("tier_useless_prefetches", t.useless_prefetches);
       set("tier_io_errors", t.io_errors);

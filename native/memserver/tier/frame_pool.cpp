@@ -39,9 +39,16 @@ void FramePool::assign(FrameId f, const std::shared_ptr<RegionFile>& file, uint6
   file->pages[page] = f;
 }
 
+void FramePool::claim(FrameId f, const std::shared_ptr<RegionFile>& file, uint64_t page, uint64_t filler) {
+  assign(f, file, page, false);
+  Frame& fr = frames_[f];
+  fr.state = Frame::State::kFilling;
+  fr.filler = filler;
+}
+
 void FramePool::fill(FrameId f) {
   Frame& fr = frames_[f];
-  assert(fr.state == Frame::State::kLoading);
+  assert(fr.state == Frame::State::kLoading || fr.state == Frame::State::kFilling);
   fr.state = Frame::State::kResident;
   ++resident_;
   if (observer.filled) observer.filled(f, memory(f), page_size_);
@@ -50,7 +57,7 @@ void FramePool::fill(FrameId f) {
 void FramePool::empty(FrameId f) {
   Frame& fr = frames_[f];
   assert(fr.state != Frame::State::kFree);
-  if (fr.state != Frame::State::kLoading) {
+  if (fr.state == Frame::State::kResident || fr.state == Frame::State::kWriting) {
     --resident_;
     if (observer.emptied) observer.emptied(f, memory(f), page_size_);
   }
@@ -65,6 +72,7 @@ void FramePool::empty(FrameId f) {
   fr.flush_ticket = 0;
   fr.pins = 0;
   fr.retry_ns = 0;
+  fr.filler = 0;
   fr.file.reset();
   ++fr.seq;
   free_.push_back(f);

@@ -33,6 +33,8 @@ struct Frame {
     kLoading,   // a read of its page from the file is in flight
     kResident,  // holds its page; readable and writable
     kWriting,   // holds its page; a write-back is in flight (readable; writers wait)
+    kFilling,   // claimed by a write covering the whole page, which fills it: nothing was read, so
+                // every other request waits; emptied if its writer gives up without writing
   };
   State state = State::kFree;
   bool dirty = false;       // written since last read from or written to the file
@@ -45,6 +47,7 @@ struct Frame {
   uint64_t page = 0;
   uint64_t seq = 0;         // counts the pages the frame has held: a pin names (frame, seq)
   uint64_t retry_ns = 0;    // a failed write-back: not evictable before this time
+  uint64_t filler = 0;      // kFilling: Pins::owner of the request whose write fills it
   std::shared_ptr<RegionFile> file;
 };
 
@@ -70,7 +73,10 @@ class FramePool {
   FrameId take_free();
   // Puts `page` of `file` in free frame `f` (state kLoading, page table entry set).
   void assign(FrameId f, const std::shared_ptr<RegionFile>& file, uint64_t page, bool prefetched);
-  // The page of `f` is in memory now (after its read): kResident, observer told.
+  // Puts `page` of `file` in free frame `f` for a write that covers it whole (state kFilling, no
+  // read; page table entry set); `filler` names the writing request.
+  void claim(FrameId f, const std::shared_ptr<RegionFile>& file, uint64_t page, uint64_t filler);
+  // The page of `f` is in memory now (after its read, or its claiming write): kResident, observer told.
   void fill(FrameId f);
   // `f` no longer holds its page (evicted, a failed read, or a freed region): page table entry
   // cleared unless the region is gone, observer told if it was filled, frame back on the free list.

@@ -109,7 +109,7 @@ void Tier::drop_region(uint32_t id) {
     if (f == kNoFrame) continue;
     Frame& fr = pool_->at(f);
     fr.pins = 0;  // the pins lapse: their holders find the region gone when they ask again
-    if (fr.state == Frame::State::kResident) {
+    if (fr.state == Frame::State::kResident || fr.state == Frame::State::kFilling) {
       eviction_->on_drop(f);
       pool_->empty(f);
     }
@@ -144,7 +144,7 @@ void Tier::pin(FrameId f, Pins* pins) {
   pins->frames.emplace_back(f, fr.seq);
 }
 
-void Tier::release(Pins* pins) {
+void Tier::unpin(Pins* pins) {
   for (const auto& [f, seq] : pins->frames) {
     Frame& fr = pool_->at(f);
     if (fr.seq == seq && fr.pins > 0) --fr.pins;
@@ -152,8 +152,26 @@ void Tier::release(Pins* pins) {
   pins->frames.clear();
 }
 
+void Tier::release(Pins* pins) {
+  for (const auto& [f, seq] : pins->frames) {
+    const Frame& fr = pool_->at(f);
+    if (fr.seq != seq || fr.state != Frame::State::kFilling || fr.filler != pins->owner) continue;
+    // Claimed and never written (the write was refused, or the request gave up waiting): the frame
+    // holds no byte of its page. The requests waiting on it find the page gone and read it.
+    eviction_->on_drop(f);
+    pool_->empty(f);
+  }
+  unpin(pins);
+}
+
+bool Tier::covers(const RegionFile& file, uint64_t page, uint64_t lo, uint64_t hi) const {
+  const uint64_t start = page * pool_->page_size();
+  return lo <= start && hi >= start + page_len(file, page);
+}
+
 int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins) {
-  release(pins);
+  if (pins->owner == 0) pins->owner = ++next_owner_;
+  unpin(pins);  // its claims stay: they are the same pages again (a request asks with one range)
   const auto it = regions_.find(id);
   assert(it != regions_.end() && lo < hi && hi <= it->second->bytes);  // the store checked the range
   const std::shared_ptr<RegionFile>& file = it->second;
@@ -175,8 +193,11 @@ int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins)
     const FrameId f = file->pages[p];
     if (f == kNoFrame) continue;
     pin(f, pins);
-    const Frame::State s = pool_->at(f).state;
-    if (s == Frame::State::kLoading || (write && s == Frame::State::kWriting)) wait = true;
+    const Frame& fr = pool_->at(f);
+    const Frame::State s = fr.state;
+    if (s == Frame::State::kLoading || (write && s == Frame::State::kWriting) ||
+        (s == Frame::State::kFilling && fr.filler != pins->owner))
+      wait = true;
   }
   for (uint64_t p = first; p <= last; ++p) {
     if (file->pages[p] != kNoFrame) continue;
@@ -191,6 +212,14 @@ int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins)
         return fail(PD3_E_NOSPACE, "no DRAM frame can be freed: the pages in them could not be written back");
       }
       return kWait;
+    }
+    if (write && covers(*file, p, lo, hi)) {
+      // Every byte of the page is about to be written: reading it first would be wasted I/O.
+      pool_->claim(f, file, p, pins->owner);
+      eviction_->on_fill(f);  // the policy knows it from now on (not evictable while kFilling)
+      ++stats_.overwrites;
+      pin(f, pins);
+      continue;
     }
     if (int rc = start_read(file, p, f, false); rc != PD3_OK) {
       release(pins);
@@ -215,6 +244,11 @@ void Tier::on_accessed(uint32_t id, const Pins& pins, bool write) {
   for (const auto& [f, seq] : pins.frames) {
     Frame& fr = pool_->at(f);
     const uint64_t key = page_key(id, fr.page);
+    if (fr.state == Frame::State::kFilling) {
+      // Claimed for this write (counted as an overwrite): nothing to learn for read-ahead, and
+      // the policy heard of it at the claim.
+      continue;
+    }
     const bool miss = std::binary_search(pins.missed.begin(), pins.missed.end(), key);
     if (!miss) ++stats_.hits;
     eviction_->on_hit(f, write);
@@ -374,8 +408,13 @@ void Tier::copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t le
     const uint64_t n = std::min<uint64_t>(len, ps - in);
     const FrameId f = file->pages[page];
     Frame& fr = pool_->at(f);
-    assert(f != kNoFrame && fr.pins > 0 && fr.state == Frame::State::kResident);  // acquire(write) waited for it
+    // acquire(write) waited for it, or claimed it for this write
+    assert(f != kNoFrame && fr.pins > 0 && (fr.state == Frame::State::kResident || fr.state == Frame::State::kFilling));
     std::memcpy(pool_->memory(f) + in, src, n);
+    if (fr.state == Frame::State::kFilling) {
+      assert(in == 0 && n == page_len(*file, page));  // claimed only for a write covering it whole
+      pool_->fill(f);
+    }
     pool_->mark_dirty(f, uint32_t(in), uint32_t(in + n));
     // Listed in both sync modes: every frame's writes reach the file (page cache) before its
     // response, so a SIGKILL of the server loses nothing acknowledged.

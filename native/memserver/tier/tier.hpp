@@ -35,6 +35,7 @@ struct TierOptions {
 struct TierStats {
   uint64_t hits = 0, misses = 0, evictions = 0, writebacks = 0, prefetches = 0, useless_prefetches = 0,
            io_errors = 0;
+  uint64_t overwrites = 0;       // page accesses by a write covering the whole page: a frame, no read
   uint64_t writeback_bytes = 0;  // bytes of pages written to their files (dirty ranges only)
   uint64_t fdatasyncs = 0;       // fdatasyncs completed (one per file per group-commit batch)
   bool registering = false;      // frames are registered (TierOptions::mr_cache > 0)
@@ -47,6 +48,7 @@ struct TierStats {
 struct Pins {
   std::vector<std::pair<FrameId, uint64_t>> frames;  // (frame, Frame::seq when pinned)
   std::vector<uint64_t> missed;                      // page keys (region << 32 | page)
+  uint64_t owner = 0;  // given by the tier at the first acquire: names the request in kFilling frames
 };
 
 // acquire()'s answer besides an error status.
@@ -69,14 +71,17 @@ class Tier final : public FrameView {
   void drop_region(uint32_t id);
 
   // Makes the pages of [lo, hi) of region `id` resident and pins them in *pins (what *pins held
-  // before is released first). Returns kReady (all resident: copy_out / copy_in may run), kWait
+  // before is released first). With `write`, a page the range covers whole is not read: a frame is
+  // claimed for it (kFilling), which the request's copy_in fills; until then every other request
+  // waits for it, and release() without that copy_in gives the frame up. Returns kReady (all resident: copy_out / copy_in may run), kWait
   // (reads started or no frame free: ask again after on_io()), PD3_E_TOO_BIG (the range needs more
   // frames than the pool has), PD3_E_SYS (a read of one of its pages failed), PD3_E_NOSPACE (no
   // frame can be freed: every one holds a page whose write-back failed) or PD3_E_NOMEM.
   [[nodiscard]] int acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins);
-  // Unpins what *pins holds and clears it.
+  // Unpins what *pins holds and clears it; frames it claimed and did not fill are emptied.
   void release(Pins* pins);
-  // Copies between resident, pinned pages of region `id` and a buffer.
+  // Copies between resident, pinned pages of region `id` and a buffer; copy_in also fills the
+  // frames the request claimed (it must cover each of them whole).
   void copy_out(uint32_t id, uint64_t offset, uint64_t len, uint8_t* dst) const;
   void copy_in(uint32_t id, uint64_t offset, const uint8_t* src, uint64_t len);
   // The bytes [offset, offset + len) of region `id` in place, without a copy: they must lie in one
@@ -127,6 +132,10 @@ class Tier final : public FrameView {
        std::unique_ptr<EvictionPolicy> eviction, std::unique_ptr<PrefetchPolicy> prefetch);
   RegionFile* region(uint32_t id) const;
   void pin(FrameId f, Pins* pins);
+  // Unpins what *pins holds, keeping its claimed frames (acquire asking again).
+  void unpin(Pins* pins);
+  // Whether [lo, hi) covers page `page` of `file` whole.
+  bool covers(const RegionFile& file, uint64_t page, uint64_t lo, uint64_t hi) const;
   bool any_pinned() const;
   // A frame to load into: a free one, else the eviction policy's clean victim (dirty victims get a
   // write-back started and are passed over). kNoFrame if none now. `for_prefetch`: only a free
@@ -180,6 +189,7 @@ class Tier final : public FrameView {
   std::vector<std::string> errors_;
   std::vector<uint64_t> candidates_;  // scratch of prefetch_pages
   uint64_t in_flight_ = 0;  // reads and writes (not fdatasyncs)
+  uint64_t next_owner_ = 0;  // the last Pins::owner given
   // The batch gathering (ticket sync_next_) and the one running (ticket sync_next_ - 1); one runs
   // at a time, so batches complete in ticket order.
   SyncBatch sync_waiting_, sync_running_;
