@@ -11,7 +11,7 @@ export { renderHelp } from './help.js';
 export type { HelpText } from './help.js';
 export { Logger, LOG_LEVELS } from './logger.js';
 export type { LogLevel, LogFields } from './logger.js';
-export { describeJson, integer, size, fraction, choice, onOff, text, path, endpoint, endpointOrOff, endpointList } from './settings.js';
+export { describeJson, integer, integerOr, size, fraction, choice, onOff, text, path, endpoint, endpointOrOff, endpointList } from './settings.js';
 export type { Setting, SettingText } from './settings.js';
 export { parseSize, formatSize } from './sizes.js';
 export { resolveToken, TOKEN_MAX_BYTES } from './token.js';

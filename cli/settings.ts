@@ -58,6 +58,26 @@ export function integer(min: number, max: number, t: SettingText): Setting<numbe
   };
 }
 
+/** A whole number in [min, max], or the one word `word` (a mode that chooses the number itself). */
+export function integerOr<const W extends string>(word: W, min: number, max: number, t: SettingText): Setting<number | W> {
+  const n = integer(min, max, t);
+  const problem = `must be ${word} or a whole number from ${min} to ${max}`;
+  return {
+    ...t,
+    arg: t.arg ?? `${word}|N`,
+    fromText(text) {
+      if (text.trim() === word) return word;
+      if (!/^-?\d+$/.test(text.trim())) throw new Error(`${problem}, got "${text}"`);
+      return n.fromText(text);
+    },
+    fromJson(value, baseDir) {
+      if (value === word) return word;
+      if (typeof value !== 'number') throw new Error(`${problem}, got ${describeJson(value)}`);
+      return n.fromJson(value, baseDir);
+    },
+  };
+}
+
 /** A byte size in [min, max]: a number of bytes, or a string such as "512M" (see sizes.ts). */
 export function size(min: number, max: number, t: SettingText): Setting<number> {
   const bounds = `from ${formatSize(min)} to ${formatSize(max)}`;

@@ -302,6 +302,7 @@ describe('pd3-kv CLI', () => {
       [['--mode', 'sync', '--memservers', '127.0.0.1:7400', '--token', 't', '--zone-wait-us', '50'], /--zone-wait-us: only pd3 mode/],
       [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '2000000'], /--zone-wait-us: must be/],
       [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '-1'], /--zone-wait-us/],
+      [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', 'soon'], /--zone-wait-us: must be auto or a whole number from 0 to 1000000, got "soon"/],
       [['stray'], /unexpected argument/],
     ];
     for (const [args, message] of cases) {

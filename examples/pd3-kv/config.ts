@@ -4,7 +4,7 @@ import { optionsFromObject, parseCommand, withoutUndefined, type Command, type S
 import { formatEndpoint, type Endpoint } from 'pd3/cli';
 import { renderHelp } from 'pd3/cli';
 import { LOG_LEVELS, type LogLevel } from 'pd3/cli';
-import { choice, describeJson, endpoint, endpointList, integer, onOff, path, size, text, type Setting } from 'pd3/cli';
+import { choice, describeJson, endpoint, endpointList, integer, integerOr, onOff, path, size, text, type Setting } from 'pd3/cli';
 import { formatSize } from 'pd3/cli';
 import { resolveToken, TOKEN_MAX_BYTES } from 'pd3/cli';
 import { UsageError } from 'pd3/cli';
@@ -113,10 +113,10 @@ export const KV_SETTINGS = {
     help: 'pd3 modes: Loading Zone bytes in the segment (a power of two)',
     fallback: '16M',
   }),
-  zoneWaitUs: integer(0, 1_000_000, {
+  zoneWaitUs: integerOr('auto', 0, 1_000_000, {
     flag: 'zone-wait-us',
-    help: "pd3 mode: how long a batch's Loading Zone misses wait for the agent's prefetches before they are read (and the read and the zone race on)",
-    fallback: '100',
+    help: "pd3 mode: how long a batch's Loading Zone misses wait for the agent's prefetches before they are read (and the read and the zone race on); auto: twice the recent time for items to land, 100-5000 µs",
+    fallback: 'auto',
   }),
   indexInitialKeys: integer(16, 2 ** 29, {
     flag: 'index-initial-keys',
@@ -146,7 +146,7 @@ export interface KvSettings {
   leapCache?: number | string;
   readCopy?: boolean;
   loadingZone?: number | string;
-  zoneWaitUs?: number;
+  zoneWaitUs?: number | 'auto';
   indexInitialKeys?: number;
   logLevel?: LogLevel;
 }
@@ -170,8 +170,9 @@ export interface KvOptions {
   leapCacheBytes: number;
   copyReadsToTail: boolean;
   loadingZoneBytes?: number;
-  /** pd3 mode: µs a batch's zone misses wait for prefetches before they are read. */
-  zoneWaitUs: number;
+  /** pd3 mode: µs a batch's zone misses wait for prefetches before they are read, or 'auto'
+   *  (zone-wait.ts: AdaptiveZoneWait). */
+  zoneWaitUs: number | 'auto';
   indexInitialKeys: number;
   logLevel: LogLevel;
 }
@@ -247,7 +248,7 @@ function build(l: SettingLayers<typeof KV_SETTINGS>, env: NodeJS.ProcessEnv): Kv
     leapCacheBytes,
     copyReadsToTail: v.readCopy ?? true,
     loadingZoneBytes: v.loadingZone,
-    zoneWaitUs: v.zoneWaitUs ?? 100,
+    zoneWaitUs: v.zoneWaitUs ?? 'auto',
     indexInitialKeys: v.indexInitialKeys ?? 262144,
     logLevel: v.logLevel ?? 'info',
   });

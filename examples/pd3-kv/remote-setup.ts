@@ -12,6 +12,7 @@ import type { MissPath } from './miss-path.js';
 import { RemotePages, type RegionSource } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 import { ZoneMissPath } from './zone-miss-path.js';
+import { AdaptiveZoneWait, FixedZoneWait, type ZoneWait } from './zone-wait.js';
 
 /** Everything a non-local mode adds. */
 export interface RemoteSide {
@@ -19,6 +20,8 @@ export interface RemoteSide {
   readonly remote: RemotePages;
   readonly flusher: Flusher;
   readonly missPath: MissPath;
+  /** pd3 mode: how long zone misses wait now (INFO's zone_wait_us). */
+  readonly zoneWait?: ZoneWait;
 }
 
 /** Builds the remote side of `o.mode` (not local) and hooks the flusher to the log. With a pool
@@ -51,9 +54,11 @@ export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger
   const flusher = new Flusher(log, remote, o.budget, stats, logger);
   log.listener = flusher;
   let missPath: MissPath;
+  let zoneWait: ZoneWait | undefined;
   switch (o.mode) {
     case 'pd3':
-      missPath = new ZoneMissPath(host, remote, stats, o.zoneWaitUs);
+      zoneWait = o.zoneWaitUs === 'auto' ? new AdaptiveZoneWait() : new FixedZoneWait(o.zoneWaitUs);
+      missPath = new ZoneMissPath(host, remote, stats, zoneWait);
       break;
     case 'leap': {
       const isRemote = (page: number): boolean => page < flusher.durablePages && log.page(page) === undefined;
@@ -63,5 +68,5 @@ export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger
     default:
       missPath = new DirectMissPath(remote, stats, o.mode === 'async');
   }
-  return { host, remote, flusher, missPath };
+  return { host, remote, flusher, missPath, ...(zoneWait === undefined ? {} : { zoneWait }) };
 }

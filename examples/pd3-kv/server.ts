@@ -157,6 +157,7 @@ class RunningKv implements KvServer, ServerView {
       ['index_bytes_per_key', keys > 0 ? (this.store.index.bytes / keys).toFixed(1) : '0'],
       ['local_hits', s.localHits],
       ['zone_hits', s.zoneHits],
+      ['zone_wait_us', this.remote?.zoneWait?.us ?? 0],
       ['leap_hits', s.leapHits],
       ['leap_prefetched_pages', s.leapPrefetches],
       ['remote_reads', s.remoteReads],

@@ -6,6 +6,7 @@ import type { MissOutcome, MissPath, RecordMiss } from './miss-path.js';
 import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
+import type { ZoneWait } from './zone-wait.js';
 
 /**
  * Why a Loading Zone item is the value pd3-kv wants: immediate() is only asked about a key whose
@@ -18,8 +19,9 @@ import type { KvStats } from './stats.js';
  *
  * Batches fetch their misses together, the way async mode does, with one difference: the agent
  * captured the batch's requests when the app received them, and its prefetches are usually in
- * flight. A miss therefore first waits up to `zoneWaitUs` for its item; what is still missing then
- * is read, and the zone and the read race on, the first answer serving the command.
+ * flight. A miss therefore first waits up to `wait.us` for its item; what is still missing then
+ * is read, and the zone and the read race on, the first answer serving the command. When the last
+ * item that landed came is told to `wait`, which may learn from it (zone-wait.ts).
  */
 export class ZoneMissPath implements MissPath {
   readonly batched = true;
@@ -29,7 +31,7 @@ export class ZoneMissPath implements MissPath {
     private readonly host: Pd3Host,
     private readonly remote: RemotePages,
     private readonly stats: KvStats,
-    private readonly zoneWaitUs: number,
+    private readonly wait: ZoneWait,
   ) {
     this.dest = Buffer.allocUnsafe(remote.pageSize); // a record, hence its value, fits in a page
   }
@@ -53,19 +55,26 @@ export class ZoneMissPath implements MissPath {
     return new Promise((resolve) => {
       const done = new Array<boolean>(misses.length).fill(false);
       let open = misses.length;
+      let start = 0; // set after the first look: items there already took no wait
+      let lastLandedUs = -1; // when the last item that landed after the first look came
       const finish = (i: number, value: MissOutcome): boolean => {
         if (done[i]) return false;
         done[i] = true;
         settle(misses[i]!, value);
-        if (--open === 0) resolve();
+        if (--open === 0) {
+          if (lastLandedUs >= 0) this.wait.landed(lastLandedUs);
+          resolve();
+        }
         return true;
       };
       let reading = false;
+      const waitUs = this.wait.us;
       const lookInZone = (): void => {
         for (let i = 0; i < misses.length; ++i) {
           if (done[i]) continue;
           const v = this.immediate(misses[i]!.key);
           if (v === undefined) continue;
+          if (start !== 0) lastLandedUs = (performance.now() - start) * 1000;
           finish(i, v);
           // Counted when the zone wins, not when the read comes back: a reader of the counters
           // after the batch's replies sees remote_reads and this together.
@@ -81,14 +90,14 @@ export class ZoneMissPath implements MissPath {
       };
       lookInZone();
       if (open === 0) return;
-      const start = performance.now();
+      start = performance.now();
       // Polls on setImmediate, as the host library's pump does: the app has nothing else to run
       // while its batch waits, and the answer is tens of µs away.
       const tick = (): void => {
         if (open === 0) return;
         lookInZone();
         if (open === 0) return;
-        if (!reading && (performance.now() - start) * 1000 >= this.zoneWaitUs) {
+        if (!reading && (performance.now() - start) * 1000 >= waitUs) {
           reading = true;
           for (let i = 0; i < misses.length; ++i) if (!done[i]) read(i);
         }
@@ -97,7 +106,7 @@ export class ZoneMissPath implements MissPath {
         if (reading) this.kick();
         setImmediate(tick);
       };
-      if (this.zoneWaitUs === 0) tick();
+      if (waitUs === 0) tick();
       else setImmediate(tick);
     });
   }
