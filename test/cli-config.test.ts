@@ -14,6 +14,7 @@ import {
   parseMemServerCommand,
   type MemServerOptions,
 } from '../dist/memserver/config.js';
+import { integerOr } from '../dist/cli/settings.js';
 import { formatSize, parseSize } from '../dist/cli/sizes.js';
 import { UsageError } from '../dist/cli/usage-error.js';
 
@@ -69,6 +70,26 @@ describe('sizes', () => {
     expect(formatSize(4 * 2 ** 30)).toBe('4G');
     expect(formatSize(1536)).toBe('1536');
     expect(formatSize(3 * 2 ** 20)).toBe('3M');
+  });
+});
+
+describe('a number or a word (integerOr)', () => {
+  const s = integerOr('auto', 0, 1000, { flag: 'wait-us', help: 'h' });
+  it('takes the word or a whole number in range, from a flag and from JSON', () => {
+    expect(s.arg).toBe('auto|N');
+    expect(s.fromText('auto')).toBe('auto');
+    expect(s.fromText('0')).toBe(0);
+    expect(s.fromText('1000')).toBe(1000);
+    expect(s.fromJson('auto', '/')).toBe('auto');
+    expect(s.fromJson(250, '/')).toBe(250);
+  });
+  it('refuses anything else, saying what it takes', () => {
+    for (const bad of ['Auto', 'automatic', '', '1.5', '1001', '-1', '0x10']) expect(() => s.fromText(bad), bad).toThrow(/must be/);
+    expect(() => s.fromText('soon')).toThrow('must be auto or a whole number from 0 to 1000, got "soon"');
+    expect(() => s.fromJson('soon', '/')).toThrow(/must be auto or a whole number from 0 to 1000, got a string/);
+    expect(() => s.fromJson(null, '/')).toThrow(/got null/);
+    expect(() => s.fromJson(2.5, '/')).toThrow(/must be a whole number from 0 to 1000/);
+    expect(() => s.fromJson(5000, '/')).toThrow(/must be from 0 to 1000, got 5000/);
   });
 });
 
