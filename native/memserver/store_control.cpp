@@ -1,4 +1,5 @@
-// store_control.cpp — the store's CONTROL records: ALLOCATE, DEALLOCATE, STATS, and the FREEZE / SEAL / THAW steps of a region's move (Store, store.hpp).
+// store_control.cpp — the store's CONTROL records: ALLOCATE, DEALLOCATE, STATS, and the FREEZE /
+// SEAL / THAW steps of a region's move (Store, store.hpp).
 #include <cinttypes>
 #include <cstdio>
 #include <utility>

@@ -1,4 +1,5 @@
-// store_data.cpp — the store's READ and WRITE records, and the indexing of the records a write holds (Store, store.hpp).
+// store_data.cpp — the store's READ and WRITE records, and the indexing of the records a write
+// holds (Store, store.hpp).
 #include <cstring>
 
 #include "memserver/key_hash.hpp"

@@ -1,4 +1,5 @@
-// store_prefetch.cpp — the store's PREFETCH by key: the key index's address, the record re-parsed there and checked to be this key's, its value answered (Store, store.hpp).
+// store_prefetch.cpp — the store's PREFETCH by key: the key index's address, the record re-parsed
+// there and checked to be this key's, its value answered (Store, store.hpp).
 #include <algorithm>
 #include <cstring>
 #include <utility>

@@ -1,4 +1,5 @@
-// store_reclaim.cpp — what the store gives back: resident memory of mapped regions under memory pressure, and every region of a tenant that is gone (Store, store.hpp).
+// store_reclaim.cpp — what the store gives back: resident memory of mapped regions under memory
+// pressure, and every region of a tenant that is gone (Store, store.hpp).
 #include <algorithm>
 
 #include "memserver/capacity.hpp"

@@ -1,4 +1,6 @@
-// store_tier.cpp — the store's side of the SSD tier: the pages a record needs (prepare), bytes read in place or copied out of the frames, and the syncs that make a frame's writes durable (Store, store.hpp).
+// store_tier.cpp — the store's side of the SSD tier: the pages a record needs (prepare), bytes read
+// in place or copied out of the frames, and the syncs that make a frame's writes durable (Store,
+// store.hpp).
 #include <algorithm>
 #include <memory>
 #include <utility>
