@@ -258,6 +258,7 @@ describe('pd3-page-server CLI', () => {
       [['--mode', 'pd3', '--segment', 'a/b'], /segment/],
       [['--mode', 'sync', '--memservers', '127.0.0.1:1', '--token', 't', '--zone-wait-us', '5'], /--zone-wait-us: applies to mode pd3 only/],
       [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', '5000000'], /--zone-wait-us: must be from 0 to 1000000/],
+      [['--mode', 'pd3', '--segment', 'x', '--zone-wait-us', 'later'], /--zone-wait-us: must be auto or a whole number from 0 to 1000000, got "later"/],
     ];
     for (const [args, why] of refusals) {
       const r = run(SERVER_CLI, args);

@@ -10,7 +10,7 @@ import { recordBytes, writeRecord } from '../dist/examples/pd3-kv/record.js';
 import type { RemotePages } from '../dist/examples/pd3-kv/remote-pages.js';
 import { KvStats } from '../dist/examples/pd3-kv/stats.js';
 import { ZoneMissPath } from '../dist/examples/pd3-kv/zone-miss-path.js';
-import { AdaptiveZoneWait, FixedZoneWait, type ZoneWait } from '../dist/examples/pd3-kv/zone-wait.js';
+import { AdaptiveZoneWait, FixedZoneWait, type ZoneWait } from '../dist/host/index.js';
 import { parseKvCommand } from '../dist/examples/pd3-kv/config.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@ import type { Command, SettingLayers } from 'pd3/cli';
 import { optionsFromObject, parseCommand } from 'pd3/cli';
 import { formatEndpoint } from 'pd3/cli';
 import { LOG_LEVELS, type LogLevel } from 'pd3/cli';
-import { choice, describeJson, endpoint, endpointList, integer, path, size, text, type Setting } from 'pd3/cli';
+import { choice, describeJson, endpoint, endpointList, integer, integerOr, path, size, text, type Setting } from 'pd3/cli';
 import { resolveToken } from 'pd3/cli';
 import { UsageError } from 'pd3/cli';
 import { MAX_GET_PAGES, MAX_PAGES, MODES, resolveOptions, usesAgent, type PageServerOptions } from './options.js';
@@ -52,7 +52,7 @@ export const PAGE_SERVER_SETTINGS = {
   leapWindow: integer(1, 4096, { flag: 'leap-window', help: "mode leap: Leap's largest prefetch window, in pages", fallback: '8' }),
   maxGetPages: integer(1, MAX_GET_PAGES, { flag: 'max-get-pages', help: 'most ids in one GetPages call', fallback: '256' }),
   zoneBytes: size(1 << 16, 1 << 30, { flag: 'zone-bytes', help: 'pd3 modes: Loading Zone bytes (a power of two)', fallback: '16M' }),
-  zoneWaitUs: integer(0, 1_000_000, { flag: 'zone-wait-us', help: 'mode pd3: how long a miss waits for its Loading Zone item (the prefetch is usually in flight) before it is read', fallback: '100' }),
+  zoneWaitUs: integerOr('auto', 0, 1_000_000, { flag: 'zone-wait-us', help: 'mode pd3: how long a miss waits for its Loading Zone item (the prefetch is usually in flight) before it is read; auto: twice the recent time for items to land, 100-5000 µs', fallback: 'auto' }),
   agentWaitMs: integer(0, 3_600_000, { flag: 'agent-wait-ms', help: 'pd3 modes without --memservers: how long to wait for the agent before loading', fallback: '30000' }),
   logLevel: choice(LOG_LEVELS, { flag: 'log-level', help: 'lowest level logged', fallback: 'info' }),
 } as const;

@@ -44,8 +44,9 @@ export interface PageServerOptions {
   zoneBytes?: number;
   /** pd3 modes without memservers: how long to wait for the agent before loading (default 30 s). */
   agentWaitMs?: number;
-  /** Mode pd3: µs a miss waits for its Loading Zone item before it is read (default 100). */
-  zoneWaitUs?: number;
+  /** Mode pd3: µs a miss waits for its Loading Zone item before it is read, or 'auto' (the
+   *  default): twice the recent time for items to land (pd3/host's AdaptiveZoneWait). */
+  zoneWaitUs?: number | 'auto';
   /** Where the server logs (default: nothing). */
   logger?: Logger;
 }
@@ -66,7 +67,7 @@ export interface ResolvedOptions {
   maxGetPages: number;
   zoneBytes: number;
   agentWaitMs: number;
-  zoneWaitUs: number;
+  zoneWaitUs: number | 'auto';
   logger: Logger | null;
 }
 
@@ -123,7 +124,7 @@ export function resolveOptions(o: PageServerOptions): ResolvedOptions {
     maxGetPages: whole('maxGetPages', o.maxGetPages ?? 256, 1, MAX_GET_PAGES, fail),
     zoneBytes,
     agentWaitMs: whole('agentWaitMs', o.agentWaitMs ?? 30_000, 0, 3_600_000, fail),
-    zoneWaitUs: whole('zoneWaitUs', o.zoneWaitUs ?? 100, 0, 1_000_000, fail),
+    zoneWaitUs: o.zoneWaitUs === undefined || o.zoneWaitUs === 'auto' ? 'auto' : whole('zoneWaitUs', o.zoneWaitUs, 0, 1_000_000, fail),
     logger: o.logger ?? null,
   };
 }

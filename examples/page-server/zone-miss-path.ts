@@ -1,7 +1,7 @@
 // zone-miss-path.ts — mode pd3: on a miss, checkAndReturn(page key) first; the remote read through
 // the agent only when the agent's prefetch has not brought the page into the Loading Zone.
 import { performance } from 'node:perf_hooks';
-import type { Pd3Host } from 'pd3/host';
+import type { Pd3Host, ZoneWait } from 'pd3/host';
 import type { MissPath } from './miss-path.js';
 import { PAGE_SIZE } from './page-content.js';
 import { pageKey } from './page-record.js';
@@ -22,12 +22,17 @@ import type { FlushObserver } from './write-back.js';
 export class ZoneMissPath implements MissPath, FlushObserver {
   private readonly dest = Buffer.allocUnsafe(PAGE_SIZE);
   private readonly aroundAgent = new Set<number>();
+  // Misses whose wait ended without their item, and when it began: their read looks in the zone once
+  // more when it comes back, so that a wait too short to see items land still learns how late they
+  // come (an item found then is dropped: the read has the same bytes).
+  private readonly gaveUp = new Map<number, number>();
 
   constructor(
     private readonly host: Pd3Host,
     private readonly remote: PageRemote,
-    /** How long a miss waits for its zone item before it is read (0: not at all). */
-    private readonly zoneWaitUs: number,
+    /** How long a miss waits for its zone item before it is read (0: not at all); told how long
+     *  the items that landed took. */
+    private readonly wait: ZoneWait,
   ) {}
 
   immediate(id: number): Buffer | undefined {
@@ -38,15 +43,23 @@ export class ZoneMissPath implements MissPath, FlushObserver {
   }
 
   awaitZone(id: number): Promise<Buffer | undefined> {
-    if (this.zoneWaitUs === 0 || this.aroundAgent.has(id)) return Promise.resolve(undefined);
+    const waitUs = this.wait.us;
+    if (waitUs === 0 || this.aroundAgent.has(id)) return Promise.resolve(undefined);
     const start = performance.now();
     return new Promise((resolve) => {
       // Polls on setImmediate: other calls keep being served between looks.
       const look = (): void => {
         const page = this.immediate(id);
-        if (page !== undefined) resolve(page);
-        else if ((performance.now() - start) * 1000 >= this.zoneWaitUs) resolve(undefined);
-        else setImmediate(look);
+        const waitedUs = (performance.now() - start) * 1000;
+        if (page !== undefined) {
+          this.wait.landed(waitedUs);
+          resolve(page);
+        } else if (waitedUs >= waitUs) {
+          this.gaveUp.set(id, start);
+          resolve(undefined);
+        } else {
+          setImmediate(look);
+        }
       };
       setImmediate(look);
     });
@@ -55,7 +68,13 @@ export class ZoneMissPath implements MissPath, FlushObserver {
   fetch(id: number): Promise<Buffer> {
     const read = this.remote.readPage(id);
     this.remote.kick();
-    return read;
+    const start = this.gaveUp.get(id);
+    if (start === undefined) return read;
+    this.gaveUp.delete(id);
+    return read.then((page) => {
+      if (this.immediate(id) !== undefined) this.wait.landed((performance.now() - start) * 1000);
+      return page;
+    });
   }
 
   // Asked after the host library chose the path: it sends around the agent only while the heartbeat

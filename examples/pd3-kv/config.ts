@@ -171,7 +171,7 @@ export interface KvOptions {
   copyReadsToTail: boolean;
   loadingZoneBytes?: number;
   /** pd3 mode: µs a batch's zone misses wait for prefetches before they are read, or 'auto'
-   *  (zone-wait.ts: AdaptiveZoneWait). */
+   *  (pd3/host's AdaptiveZoneWait). */
   zoneWaitUs: number | 'auto';
   indexInitialKeys: number;
   logLevel: LogLevel;

@@ -2,7 +2,7 @@
 // or a segment for the PD3 agent), where flushed pages go, the flusher and the miss path.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pd3/cli';
-import { Pd3Host, type TenantSession } from 'pd3/host';
+import { AdaptiveZoneWait, FixedZoneWait, Pd3Host, type TenantSession, type ZoneWait } from 'pd3/host';
 import { usesAgent, type KvOptions } from './config.js';
 import { DirectMissPath } from './direct-miss-path.js';
 import { Flusher } from './flusher.js';
@@ -12,7 +12,7 @@ import type { MissPath } from './miss-path.js';
 import { RemotePages, type RegionSource } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 import { ZoneMissPath } from './zone-miss-path.js';
-import { AdaptiveZoneWait, FixedZoneWait, type ZoneWait } from './zone-wait.js';
+
 
 /** Everything a non-local mode adds. */
 export interface RemoteSide {

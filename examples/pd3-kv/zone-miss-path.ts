@@ -1,12 +1,11 @@
 // zone-miss-path.ts — full PD3 (mode pd3): checkAndReturn first, the out-of-core path only when the
 // agent's prefetch has not brought the key into the Loading Zone.
 import { performance } from 'node:perf_hooks';
-import type { Pd3Host } from 'pd3/host';
+import type { Pd3Host, ZoneWait } from 'pd3/host';
 import type { MissOutcome, MissPath, RecordMiss } from './miss-path.js';
 import { fetchRemoteRecord } from './remote-record.js';
 import type { RemotePages } from './remote-pages.js';
 import type { KvStats } from './stats.js';
-import type { ZoneWait } from './zone-wait.js';
 
 /**
  * Why a Loading Zone item is the value pd3-kv wants: immediate() is only asked about a key whose
@@ -21,7 +20,7 @@ import type { ZoneWait } from './zone-wait.js';
  * captured the batch's requests when the app received them, and its prefetches are usually in
  * flight. A miss therefore first waits up to `wait.us` for its item; what is still missing then
  * is read, and the zone and the read race on, the first answer serving the command. When the last
- * item that landed came is told to `wait`, which may learn from it (zone-wait.ts).
+ * item that landed came is told to `wait`, which may learn from it (pd3/host's ZoneWait).
  */
 export class ZoneMissPath implements MissPath {
   readonly batched = true;
