@@ -30,7 +30,8 @@ ${LAYOUT_USAGE}
                         tee beside it)
   --no-sweeps           skip the local cache and Loading Zone sweeps
   --zone-wait-us N      every app in pd3 mode: how long a zone miss waits for its prefetch (default: each
-                        app's: pd3-kv and the page server adapt it to how long items take to land, the hash map waits 100)
+                        app's: pd3-kv and the page server adapt it to how long items take to land; the hash map does
+                        not wait, 0)
   --mem-dram-budget SIZE start the memory server with the SSD tier: a temporary --data-dir and this
                         --dram-budget (docs/tier.md), e.g. 64M; default: regions in DRAM
   --mem-sync none|batch with --mem-dram-budget: the memory server's --sync (default batch)
