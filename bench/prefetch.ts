@@ -25,6 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
+import { metricsText } from './scrape.js';
 
 const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee|dpdk] [--layout split|shared] [--host-cpus LIST]
   --quick               1 run each, fewer requests
@@ -97,7 +98,7 @@ function runNative(side: Side, args: string[], onLine?: (line: string, stdin: No
 
 /** A sample of the agent's Prometheus text, by name and labels ("" when unlabelled). */
 async function scrape(address: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`http://${address}/metrics`)).text();
+  const text = await metricsText(address);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);

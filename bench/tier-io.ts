@@ -2,8 +2,8 @@
 // with the untiered baseline. One pd3-memserver (on the "other" core in split layout, core-layout.ts)
 // holds a region 16× its DRAM budget; this process, pinned to the host core as the tier bench's
 // client is, drives random 4 KiB reads (or, with --op page-write, writes of whole 64 KiB pages) at a
-// fixed concurrency, so most accesses find their page out of DRAM. Rows: mapped (no --dram-budget: the kernel's page cache tiers),
-// --tier-io threads, --tier-io uring. The backing files sit on this machine's disk and, after the
+// fixed concurrency, so most accesses find their page out of DRAM. Rows: mapped (no --dram-budget:
+// the kernel's page cache tiers), --tier-io threads, --tier-io uring. The backing files sit on this machine's disk and, after the
 // fill, mostly in its page cache: the figures compare the backends' overheads, not an SSD.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { Pd3Host } from '../host/index.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
+import { metricsText, sample } from './scrape.js';
 
 const USAGE = `usage: npm run bench -- tier-io [--quick] [--concurrency N] [--op read|page-write]
   --quick          3 s per row (default 10 s)
@@ -81,7 +82,7 @@ async function run(mode: 'mapped' | 'threads' | 'uring'): Promise<Row> {
       chunk.fill(off >>> 20);
       await host.write(region, off, chunk);
     }
-    const fill = await metricsOf(ms); // the fill's accesses are not the run's
+    const fill = await tierCounts(ms, mode); // the fill's accesses are not the run's
     const latencies: number[] = [];
     let seed = 12345;
     const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
@@ -101,10 +102,9 @@ async function run(mode: 'mapped' | 'threads' | 'uring'): Promise<Row> {
     const seconds = (performance.now() - t0) / 1000;
     latencies.sort((a, b) => a - b);
     const at = (q: number) => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 1000;
-    const before = fill;
-    const stats = await metricsOf(ms);
-    return { mode, kops: latencies.length / seconds / 1000, p50Us: at(0.5), p99Us: at(0.99), misses: stats.misses - before.misses,
-      hits: stats.hits - before.hits, overwrites: stats.overwrites - before.overwrites };
+    const stats = await tierCounts(ms, mode);
+    return { mode, kops: latencies.length / seconds / 1000, p50Us: at(0.5), p99Us: at(0.99), misses: stats.misses - fill.misses,
+      hits: stats.hits - fill.hits, overwrites: stats.overwrites - fill.overwrites };
   } finally {
     host.close();
     await ms.stop();
@@ -112,17 +112,15 @@ async function run(mode: 'mapped' | 'threads' | 'uring'): Promise<Row> {
   }
 }
 
-// The tier's access counters, from the server's Prometheus endpoint (0 without a tier).
-async function metricsOf(ms: { metrics: string }): Promise<{ misses: number; hits: number; overwrites: number }> {
-  const text = await (await fetch(`http://${ms.metrics}/metrics`)).text();
-  const value = (name: string): number => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-    return line === undefined ? 0 : Number(line.slice(name.length + 1));
-  };
+// The tier's access counters, from the server's Prometheus endpoint (0 for the mapped row, which has
+// no tier; a tiered server without one of them is an error).
+async function tierCounts(ms: { metrics: string }, mode: string): Promise<{ misses: number; hits: number; overwrites: number }> {
+  if (mode === 'mapped') return { misses: 0, hits: 0, overwrites: 0 };
+  const text = await metricsText(ms.metrics);
   return {
-    misses: value('pd3_memserver_tier_misses_total'),
-    hits: value('pd3_memserver_tier_hits_total'),
-    overwrites: value('pd3_memserver_tier_overwrites_total'),
+    misses: sample(text, 'pd3_memserver_tier_misses_total'),
+    hits: sample(text, 'pd3_memserver_tier_hits_total'),
+    overwrites: sample(text, 'pd3_memserver_tier_overwrites_total'),
   };
 }
 

@@ -157,8 +157,7 @@ int KeyIndex::create_table(uint64_t slots, bool copy_entries) {
   // An fdatasync still holding the old file's descriptor keeps it open; it syncs a file now unlinked.
   file_ = fd.valid() ? std::make_shared<const UniqueFd>(std::move(fd)) : nullptr;
   mask_ = slots - 1;
-  dirty_lo_ = UINT64_MAX;
-  dirty_hi_ = 0;
+  forget_changes();
   return PD3_OK;
 }
 
@@ -179,6 +178,11 @@ void KeyIndex::mark_dirty(uint64_t lo, uint64_t hi) {
   if (!track_dirty_) return;
   if (lo < dirty_lo_) dirty_lo_ = lo;
   if (hi > dirty_hi_) dirty_hi_ = hi;
+}
+
+void KeyIndex::forget_changes() {
+  dirty_lo_ = UINT64_MAX;
+  dirty_hi_ = 0;
 }
 
 void KeyIndex::mark_slot_dirty(uint64_t i) { mark_dirty(kHeaderBytes + i * sizeof(Slot), kHeaderBytes + (i + 1) * sizeof(Slot)); }
@@ -276,8 +280,7 @@ int KeyIndex::sync(uint64_t* flushes) {
   if (!track_dirty_ || dirty_lo_ >= dirty_hi_) return PD3_OK;
   if (int rc = memory_.flush(dirty_lo_, dirty_hi_); rc != PD3_OK) return rc;
   ++*flushes;
-  dirty_lo_ = UINT64_MAX;
-  dirty_hi_ = 0;
+  forget_changes();
   return PD3_OK;
 }
 
@@ -285,8 +288,7 @@ bool KeyIndex::hand_off_changes(std::shared_ptr<const UniqueFd>* file) {
   if (!track_dirty_ || dirty_lo_ >= dirty_hi_) return false;
   assert(file_ != nullptr);  // track_dirty_ means a durable data directory, so a file
   *file = file_;
-  dirty_lo_ = UINT64_MAX;
-  dirty_hi_ = 0;
+  forget_changes();
   return true;
 }
 

@@ -85,6 +85,7 @@ class KeyIndex {
   Slot* table() const;
   void mark_dirty(uint64_t lo, uint64_t hi);
   void mark_slot_dirty(uint64_t i);
+  void forget_changes();  // nothing changed since the file was last made durable (or handed off)
 
   KeyIndexOptions options_;
   bool track_dirty_ = false;  // the file is in a durable data directory: sync() has work to do

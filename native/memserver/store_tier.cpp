@@ -11,7 +11,7 @@
 namespace pd3 {
 
 int Store::prepare(const TransportRequest& req, const Tenant& tenant, tier::Pins* pins) {
-  first_page_record_ = {};
+  first_page_record_.valid = false;  // set again below for a PREFETCH whose record is in its first page
   if (!tier_ || req.reserved != 0) return tier::kReady;  // execute() answers what needs no pages
   uint32_t id = req.region;
   uint64_t lo = req.offset, hi = uint64_t(req.offset) + req.size;

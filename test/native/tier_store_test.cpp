@@ -76,27 +76,40 @@ void wait_io(MemStore& s, int ms = 1000) {
 using Reply = pd3test::StoreReply;
 using pd3test::request;
 
-// What a connection does with one record: prepare until ready (waiting for the tier's I/O),
-// execute or answer the error, release, sync (which must succeed unless *synced takes its status).
-Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* synced_out = nullptr) {
-  tier::Pins pins;
+// Asks prepare() until it stops answering "wait" (at most 1,000 times, each after the tier's next
+// completions), as a parked connection does; returns its last answer and counts the waits in *waits.
+int prepare_until_ready(MemStore& s, const TransportRequest& req, tier::Pins* pins, int* waits = nullptr) {
   int ready = tier::kWait;
-  for (int i = 0; i < 1000 && (ready = s.prepare(req, {}, &pins)) == tier::kWait; ++i) {
+  for (int i = 0; i < 1000 && (ready = s.prepare(req, {}, pins)) == tier::kWait; ++i) {
     if (waits) ++*waits;
     wait_io(s);
   }
+  return ready;
+}
+
+// The rest of a record once prepare() gave `ready`: execute it or answer the error, release, sync
+// (which must succeed unless *synced takes its status); returns its reply.
+Reply finish(MemStore& s, const TransportRequest& req, int ready, tier::Pins* pins, int* synced_out = nullptr) {
   REQUIRE(ready != tier::kWait);
   Bytes buf;
   pd3::FrameBuilder fb(&buf);
   if (ready == tier::kReady) s.execute(req, {}, &fb);
   else s.fail_request(req, ready, &fb);
-  s.release(&pins);
+  s.release(pins);
   const int synced = s.sync();
   if (synced_out != nullptr) *synced_out = synced;
   else REQUIRE(synced == PD3_OK);
   pd3::TransportResponse r;
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
   return pd3test::store_reply(r);
+}
+
+// What a connection does with one record: prepare until ready (waiting for the tier's I/O), then
+// finish it.
+Reply run(MemStore& s, const TransportRequest& req, int* waits = nullptr, int* synced_out = nullptr) {
+  tier::Pins pins;
+  const int ready = prepare_until_ready(s, req, &pins, waits);
+  return finish(s, req, ready, &pins, synced_out);
 }
 
 uint32_t must_allocate(MemStore& s, uint32_t bytes) {
@@ -211,9 +224,7 @@ TEST(tier_store_pins_protect_a_waiting_request) {
   // A holds page 0 pinned; B needs pages 1 and 2: one frame is free to take, the other is A's.
   const TransportRequest a = request(PD3_OP_READ, region, 0, 16);
   tier::Pins pa, pb;
-  int ready = tier::kWait;
-  for (int i = 0; i < 100 && (ready = s->prepare(a, {}, &pa)) == tier::kWait; ++i) wait_io(*s);
-  REQUIRE(ready == tier::kReady);
+  REQUIRE(prepare_until_ready(*s, a, &pa) == tier::kReady);
   const TransportRequest b = request(PD3_OP_READ, region, kPage, 2 * kPage);
   for (int i = 0; i < 20; ++i) {
     CHECK_EQ(s->prepare(b, {}, &pb), tier::kWait);
@@ -226,8 +237,7 @@ TEST(tier_store_pins_protect_a_waiting_request) {
   REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
   CHECK(r.status == 0 && r.data_len == 16 && r.data[0] == 1 && r.data[15] == 1);
   s->release(&pa);
-  for (int i = 0; i < 100 && (ready = s->prepare(b, {}, &pb)) == tier::kWait; ++i) wait_io(*s);
-  CHECK_EQ(ready, tier::kReady);
+  CHECK_EQ(prepare_until_ready(*s, b, &pb), tier::kReady);
   s->release(&pb);
 }
 
@@ -313,8 +323,7 @@ void sigkill_run(SyncMode sync) {
         const uint32_t page = (j * 7) % 64;
         Bytes b(kPage, uint8_t(j % 251 + 1));
         const TransportRequest w = request(PD3_OP_WRITE, pd3_region_id(kServer, 1), page * kPage, kPage, b.data(), kPage);
-        int ready;
-        while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
+        const int ready = prepare_until_ready(*s, w, &pins);
         Bytes out;
         pd3::FrameBuilder ob(&out);
         s->execute(w, {}, &ob);
@@ -484,9 +493,7 @@ TEST(tier_store_small_write_writes_only_its_bytes) {
       const Bytes a(10, 8), b(10, 9);
       for (const auto& [off, data] : {std::pair{2 * kPage, &a}, std::pair{2 * kPage + 200, &b}}) {
         const TransportRequest w = request(PD3_OP_WRITE, region, off, 10, data->data(), 10);
-        int ready;
-        while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
-        REQUIRE(ready == tier::kReady);
+        REQUIRE(prepare_until_ready(*s, w, &pins) == tier::kReady);
         s->execute(w, {}, &fb);
         s->release(&pins);
       }
@@ -640,9 +647,7 @@ TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
     pd3::FrameBuilder fb(&out);
     const Bytes b(16, 5);
     const TransportRequest w = request(PD3_OP_WRITE, region, 3 * kPage, 16, b.data(), 16);
-    int ready;
-    while ((ready = s->prepare(w, {}, &pins)) == tier::kWait) wait_io(*s);
-    REQUIRE(ready == tier::kReady);
+    REQUIRE(prepare_until_ready(*s, w, &pins) == tier::kReady);
     s->execute(w, {}, &fb);  // the second connection's write, its frame not ended yet
     s->release(&pins);
     uint64_t first = 0, second = 0;
@@ -670,9 +675,7 @@ namespace {
 int write_and_begin_sync(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes, uint64_t* ticket) {
   const TransportRequest w = request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size()));
   tier::Pins pins;
-  int ready;
-  for (int i = 0; i < 1000 && (ready = s.prepare(w, {}, &pins)) == tier::kWait; ++i) wait_io(s);
-  REQUIRE(ready == tier::kReady);
+  REQUIRE(prepare_until_ready(s, w, &pins) == tier::kReady);
   Bytes out;
   pd3::FrameBuilder fb(&out);
   s.execute(w, {}, &fb);
@@ -748,16 +751,7 @@ struct Parked {
   tier::Pins pins;
 };
 
-Reply execute_ready(MemStore& s, Parked& p) {
-  Bytes buf;
-  pd3::FrameBuilder fb(&buf);
-  s.execute(p.req, {}, &fb);
-  s.release(&p.pins);
-  REQUIRE(s.sync() == PD3_OK);
-  pd3::TransportResponse r;
-  REQUIRE(pd3::decode_response(buf.data(), buf.size(), &r) == PD3_OK);
-  return pd3test::store_reply(r);
-}
+Reply execute_ready(MemStore& s, Parked& p) { return finish(s, p.req, tier::kReady, &p.pins); }
 
 }  // namespace
 
@@ -832,9 +826,7 @@ TEST(tier_store_claimed_page_waits_for_its_writer) {
     } else {
       s->release(&w->pins);  // its connection closed while it was parked
     }
-    int ready = tier::kWait;
-    for (int i = 0; i < 100 && (ready = prepare(*r)) == tier::kWait; ++i) wait_io(*s);
-    REQUIRE(ready == tier::kReady);
+    REQUIRE(prepare_until_ready(*s, r->req, &r->pins) == tier::kReady);
     // The first round's write, on file since: the one given up left nothing.
     CHECK(execute_ready(*s, *r).data == Bytes(16, 0x55));
   }

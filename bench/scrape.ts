@@ -1,4 +1,5 @@
-// scrape.ts — reads metrics of the benchmark's daemons from their Prometheus endpoints.
+// scrape.ts — reads metrics of the benchmarks' daemons from their Prometheus endpoints (pool,
+// tier-io, prefetch).
 import { request } from 'node:http';
 
 /** The text of http://ADDRESS/metrics (3 s at most). */
