@@ -147,6 +147,14 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     type: 'counter',
     help: 'Times a connection had so many unsent responses that reading from it paused.',
   },
+  {
+    stat: 'frames_behind_sync',
+    name: `${PREFIX}_frames_behind_sync_total`,
+    type: 'counter',
+    help:
+      "Request frames run while an earlier frame of their connection waited for its writes' sync (the " +
+      'SSD tier); their responses are held until it is done.',
+  },
   ...tierMetric('hits', 'counter', 'Page accesses of the SSD tier that found the page in DRAM.'),
   ...tierMetric('misses', 'counter', 'Page accesses of the SSD tier that read the page from its file.'),
   ...tierMetric('evictions', 'counter', 'Pages the SSD tier dropped from DRAM to reuse their frame.'),

@@ -69,16 +69,17 @@ void Connection::read_input() {
 void Connection::pump() {
   const uint64_t limit = ctx_.options.max_output_bytes;
   for (;;) {
+    if (!release_held()) return;
     const bool over_limit = !paused_ && execute_buffered();
     if (!open() || !flush()) return;
     if (paused_) {
       // Resume at half the limit, so a reader just keeping up does not flip the pause every write.
-      if (out_.pending() > limit / 2) break;
+      if (unsent() > limit / 2) break;
       paused_ = false;
       continue;  // frames may be waiting in the receive buffer
     }
     if (!over_limit) break;
-    if (out_.pending() > limit) {  // the socket did not take enough: stop reading until it drains
+    if (unsent() > limit) {  // the socket (or the disk) did not take enough: stop reading until it drains
       paused_ = true;
       ++ctx_.stats.read_pauses;
       break;
@@ -88,7 +89,7 @@ void Connection::pump() {
 }
 
 bool Connection::resume() {
-  if (!parked_) return false;
+  if (!parked()) return false;
   const uint64_t frames = frames_;
   const uint32_t next = frame_.next;
   pump();
@@ -98,7 +99,7 @@ bool Connection::resume() {
 bool Connection::execute_buffered() {
   if (parked_) {
     if (!run_frame()) return false;
-    if (out_.pending() > ctx_.options.max_output_bytes) return true;
+    if (unsent() > ctx_.options.max_output_bytes) return true;
   }
   while (phase_ == Phase::kHello || phase_ == Phase::kServing) {
     pd3_frame hdr;
@@ -117,7 +118,7 @@ bool Connection::execute_buffered() {
     }
     const bool ok = phase_ == Phase::kHello ? on_hello(hdr, body) : on_request(hdr, body);
     if (!ok) return false;
-    if (out_.pending() > ctx_.options.max_output_bytes) return true;
+    if (unsent() > ctx_.options.max_output_bytes) return true;
   }
   return false;
 }
@@ -176,12 +177,11 @@ bool Connection::on_request(const pd3_frame& hdr, const uint8_t* body) {
   frame_.budget = ctx_.options.max_frame - sizeof(pd3_frame);
   frame_.partial.clear();
   frame_.answered = 0;
-  frame_.sync_ticket = 0;
+  if (!held_.empty()) ++ctx_.stats.frames_behind_sync;
   return run_frame();
 }
 
 bool Connection::run_frame() {
-  if (frame_.sync_ticket != 0) return finish_synced();
   std::vector<uint8_t>& bytes = out_.bytes();
   const size_t start = bytes.size();
   FrameBuilder b(&bytes);
@@ -214,60 +214,65 @@ bool Connection::run_frame() {
     frame_.pos += req.record_len;
   }
   parked_ = false;
-  return finish_frame(b, start, records_start);
+  return finish_frame(b, start);
 }
 
-bool Connection::finish_frame(FrameBuilder& b, size_t start, size_t records_start) {
-  const pd3_frame& hdr = frame_.hdr;
+bool Connection::finish_frame(FrameBuilder& b, size_t start) {
   std::vector<uint8_t>& bytes = out_.bytes();
   uint64_t ticket = 0;
   if (ctx_.store.begin_sync(&ticket) != PD3_OK) {
     const std::string why = pd3_last_error();
     bytes.resize(start);
-    sync_failed(why.c_str());
-    return false;
-  }
-  if (ticket != 0) {  // park until the disk has it: nothing of the frame is sent before
-    frame_.partial.assign(bytes.begin() + ptrdiff_t(records_start), bytes.end());
-    frame_.answered = b.records();
-    frame_.sync_ticket = ticket;
-    bytes.resize(start);
-    parked_ = true;
+    sync_failed(frame_.hdr.seq, held_.size() + 1, why.c_str());
     return false;
   }
   b.finish();
-  ++frames_;
-  ++ctx_.stats.frames;
-  ctx_.stats.records += hdr.count;
-  ++ctx_.histogram[batch_bucket(hdr.count)];
-  return true;
-}
-
-bool Connection::finish_synced() {
-  const int status = ctx_.store.sync_status(frame_.sync_ticket);
-  if (status == tier::kWait) return false;
-  frame_.sync_ticket = 0;
-  parked_ = false;
-  if (status != tier::kReady) {
-    const std::string why = pd3_last_error();
-    sync_failed(why.c_str());
-    return false;
+  if (ticket == 0 && held_.empty()) {
+    count_frame(frame_.hdr.count);
+    return true;
   }
-  FrameBuilder b(&out_.bytes());
-  b.begin(PD3_FRAME_RESPONSE, frame_.hdr.seq);
-  b.raw(frame_.partial.data(), frame_.partial.size(), frame_.answered);
-  b.finish();
-  ++frames_;
-  ++ctx_.stats.frames;
-  ctx_.stats.records += frame_.hdr.count;
-  ++ctx_.histogram[batch_bucket(frame_.hdr.count)];
+  // Held: nothing of it is sent before its sync, and every earlier held frame's, are done.
+  HeldResponse h{ticket, frame_.hdr.seq, frame_.hdr.count,
+                 std::vector<uint8_t>(bytes.begin() + ptrdiff_t(start), bytes.end())};
+  bytes.resize(start);
+  held_bytes_ += h.bytes.size();
+  held_.push_back(std::move(h));
   return true;
 }
 
-void Connection::sync_failed(const char* why) {
+bool Connection::release_held() {
+  while (!held_.empty()) {
+    HeldResponse& h = held_.front();
+    if (h.ticket != 0) {
+      const int status = ctx_.store.sync_status(h.ticket);
+      if (status == tier::kWait) return true;
+      if (status != tier::kReady) {
+        const std::string why = pd3_last_error();
+        sync_failed(h.seq, held_.size(), why.c_str());
+        return false;
+      }
+    }
+    std::vector<uint8_t>& bytes = out_.bytes();
+    bytes.insert(bytes.end(), h.bytes.begin(), h.bytes.end());
+    held_bytes_ -= h.bytes.size();
+    count_frame(h.records);
+    held_.pop_front();
+  }
+  return true;
+}
+
+void Connection::count_frame(uint32_t records) {
+  ++frames_;
+  ++ctx_.stats.frames;
+  ctx_.stats.records += records;
+  ++ctx_.histogram[batch_bucket(records)];
+}
+
+void Connection::sync_failed(uint64_t seq, size_t unacknowledged, const char* why) {
   ++ctx_.stats.sync_failures;
-  ctx_.log.log(LogLevel::kError, "store.sync_failed", "conn %llu %s: frame seq %llu not acknowledged: %s",
-               (unsigned long long)id_, peer_.c_str(), (unsigned long long)frame_.hdr.seq, why);
+  ctx_.log.log(LogLevel::kError, "store.sync_failed",
+               "conn %llu %s: frame seq %llu not acknowledged (%zu frames unanswered in all): %s",
+               (unsigned long long)id_, peer_.c_str(), (unsigned long long)seq, unacknowledged, why);
   close("store sync failed");
 }
 
@@ -286,7 +291,7 @@ bool Connection::flush() {
 
 void Connection::end_of_input() {
   if (phase_ == Phase::kDraining) {
-    if (out_.empty()) close("peer closed");
+    if (out_.empty() && held_.empty()) close("peer closed");
     return;
   }
   if (!open()) return;
@@ -301,7 +306,7 @@ void Connection::end_of_input() {
     return;
   }
   phase_ = Phase::kDraining;
-  if (out_.empty()) close("peer closed");
+  if (out_.empty() && held_.empty()) close("peer closed");
 }
 
 void Connection::expire_hello(uint64_t now_ns) {
@@ -328,6 +333,8 @@ void Connection::close(const char* reason) {
   phase_ = Phase::kClosed;
   ctx_.store.release(&pins_);
   parked_ = false;
+  held_.clear();
+  held_bytes_ = 0;
   ctx_.log.log(LogLevel::kInfo, "conn.close", "conn %llu %s closed after %llu frames: %s", (unsigned long long)id_,
                peer_.c_str(), (unsigned long long)frames_, reason);
   fd_.reset();

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <vector>
 
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
@@ -46,6 +48,13 @@ struct ConnectionContext {
 // started their reads): the connection neither runs nor reads anything more until resume(), called
 // by the server after I/O completed, finds the record ready. Other connections are served meanwhile;
 // this one's responses stay in order.
+//
+// A frame whose sync waits for the disk (the tier's group commit) does not stop the connection: its
+// response is held, and the frames after it run meanwhile, so their writes join the next batch
+// instead of each waiting a batch of its own. Held responses are sent strictly in order, each once
+// its own sync and every earlier one's are done, so no response (a read's included) reaches the
+// client before the writes of the frames ahead of it are durable. A failed sync closes the
+// connection with every held response unsent.
 class Connection {
  public:
   Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, std::string peer, uint64_t hello_deadline_ns);
@@ -56,10 +65,12 @@ class Connection {
   void expire_hello(uint64_t now_ns);
   // Closes the socket now, logging conn.close with `reason`; unsent responses are dropped.
   void close(const char* reason);
-  // Retries a parked frame (the tier's I/O progressed); true if it got further (records ran, which
-  // released pins other parked requests may be waiting for).
+  // Retries a parked frame and sends the held responses whose syncs are done (the tier's I/O
+  // progressed); true if it got further (records ran, which released pins other parked requests may
+  // be waiting for, or responses were released).
   bool resume();
-  bool parked() const { return parked_; }
+  // Waits for the tier: a record's pages, or a held response's sync.
+  bool parked() const { return parked_ || !held_.empty(); }
 
   bool open() const { return phase_ != Phase::kClosed; }
   uint64_t id() const { return id_; }
@@ -84,12 +95,19 @@ class Connection {
   bool on_request(const pd3_frame& hdr, const uint8_t* body);
   // Runs the active frame's records from where it stopped; false if it parked or the connection closed.
   bool run_frame();
-  // Makes the frame's writes durable and queues its response; false if that waits for the disk
-  // (parked) or failed (connection closed).
-  bool finish_frame(FrameBuilder& b, size_t start, size_t records_start);
-  // A frame parked on its sync: queues its response once durable.
-  bool finish_synced();
-  void sync_failed(const char* why);
+  // Starts the sync of the frame's writes and queues its response, or holds it while that sync (or
+  // an earlier held frame's) waits for the disk; false if the sync failed (connection closed).
+  bool finish_frame(FrameBuilder& b, size_t start);
+  // Queues the held responses, oldest first, while their syncs are done; false if one failed
+  // (connection closed).
+  bool release_held();
+  // Counts a frame whose response was queued.
+  void count_frame(uint32_t records);
+  // Response bytes not yet written: queued and held.
+  size_t unsent() const { return out_.pending() + held_bytes_; }
+  // Closes the connection for a failed sync: frame `seq` and the others held with it, `unacknowledged`
+  // frames in all, are never answered.
+  void sync_failed(uint64_t seq, size_t unacknowledged, const char* why);
   bool flush();
   void end_of_input();
   void refuse(const char* reason);
@@ -116,10 +134,18 @@ class Connection {
     uint64_t budget = 0;           // response bytes left
     std::vector<uint8_t> partial;  // records answered before it parked
     uint32_t answered = 0;         // how many
-    uint64_t sync_ticket = 0;      // all records ran; waiting for MemStore::sync_status(ticket)
   };
   ActiveFrame frame_;
   bool parked_ = false;
+  // A whole response frame waiting for MemStore::sync_status(ticket) (0: only for the ones before it).
+  struct HeldResponse {
+    uint64_t ticket = 0;
+    uint64_t seq = 0;
+    uint32_t records = 0;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<HeldResponse> held_;  // oldest first
+  size_t held_bytes_ = 0;
   tier::Pins pins_;  // what the parked record holds in the tier
   Tenant tenant_;  // whom the hello admitted: every request runs for this tenant
 };

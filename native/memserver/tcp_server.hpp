@@ -48,6 +48,7 @@ struct TcpServerStats {
   uint64_t too_big_records = 0;      // records answered PD3_E_TOO_BIG (frame response budget)
   uint64_t sync_failures = 0;        // frames whose MemStore::sync failed (connection closed)
   uint64_t read_pauses = 0;          // times a connection hit max_output_bytes
+  uint64_t frames_behind_sync = 0;   // frames run while an earlier one of their connection awaited its sync
   uint64_t free_bytes = 0;           // MemStore::free_bytes() as of the snapshot
   MemStoreStats store;               // the store's counters as of the last frame
 };

@@ -99,6 +99,17 @@ class FakeStore : public pd3::MemStore {
 
 uint32_t region(uint32_t local) { return pd3_region_id(kServerId, local); }
 
+// Waits up to `ms` for `pred(server.stats())` to hold (the loop publishes stats after each pass).
+template <class Pred>
+bool wait_server_stats(const pd3::TcpServer& server, Pred pred, int ms = 2000) {
+  const auto t0 = Clock::now();
+  while (pd3test::ms_since(t0) < ms) {
+    if (pred(server.stats())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return pred(server.stats());
+}
+
 // A server over a FakeStore on an ephemeral loopback port, with its log events collected.
 struct TestServer {
   std::shared_ptr<StoreProbe> probe = std::make_shared<StoreProbe>();
@@ -118,12 +129,7 @@ struct TestServer {
   // Waits up to `ms` for `pred(stats)` to hold (the loop publishes stats after each pass).
   template <class Pred>
   bool wait_stats(Pred pred, int ms = 2000) {
-    const auto t0 = Clock::now();
-    while (pd3test::ms_since(t0) < ms) {
-      if (pred(server->stats())) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return pred(server->stats());
+    return wait_server_stats(*server, pred, ms);
   }
   // Log events so far whose name is `event` and whose message contains `text`.
   size_t count_logs(const char* event, const char* text = "") {
@@ -959,44 +965,80 @@ TEST(tcp_server_real_mem_store_round_trip_and_restart) {
   CHECK_EQ(r[2].status, -PD3_E_BAD_REGION);
 }
 
+// A memory store over the SSD tier (4 KiB pages, four of them in DRAM, --sync batch) in `dir`,
+// its I/O run by two threads that first ask `fault` about each operation.
+constexpr uint32_t kTierPage = 4096;
+pd3::MemStoreOptions tier_store_options(const std::string& dir, pd3::tier::IoFault fault) {
+  pd3::MemStoreOptions so;
+  so.server_id = kServerId;
+  so.capacity = 16u << 20;
+  so.data_dir = dir;
+  so.index_initial_keys = 64;
+  so.dram_budget = 4 * kTierPage;
+  so.page_size = kTierPage;
+  so.sync = pd3::SyncMode::kBatch;
+  so.tier_io_factory = [fault = std::move(fault)](std::unique_ptr<pd3::tier::TierIo>* out) {
+    return pd3::tier::make_thread_io(2, fault, out);
+  };
+  return so;
+}
+
+// A TcpServer over a store opened with `so`; REQUIREs that it started.
+std::unique_ptr<pd3::TcpServer> start_tier_server(const pd3::MemStoreOptions& so) {
+  std::unique_ptr<pd3::MemStore> store;
+  if (pd3::MemStore::open(so, &store) != PD3_OK) return nullptr;
+  pd3::TcpServerOptions opt;
+  opt.host = "127.0.0.1";
+  opt.token = kToken;
+  std::unique_ptr<pd3::TcpServer> server;
+  if (pd3::TcpServer::start(opt, std::move(store), &server) != PD3_OK) return nullptr;
+  return server;
+}
+
+// Allocates a region of `pages` tier pages through `c`; its id, or 0.
+uint32_t allocate_pages(Client& c, uint32_t pages) {
+  std::vector<Resp> r;
+  if (!round_trip(c, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, pages * kTierPage, {}}}, &r) || r[0].status != 0)
+    return 0;
+  pd3_alloc_reply a;
+  std::memcpy(&a, r[0].data.data(), sizeof a);
+  return a.region;
+}
+
+// A switch the tests flip while the loop and I/O threads read it: held (true) parks the I/O
+// operations that ask it until released.
+struct Gate {
+  std::atomic<bool> closed{false};
+  // Relaxed: a test switch; what the I/O does after it is ordered by the tier's own completions.
+  void hold() { closed.store(true, std::memory_order_relaxed); }
+  void release() { closed.store(false, std::memory_order_relaxed); }
+  void pass() const {
+    while (closed.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
 // The SSD tier through the real loop: a connection whose read waits for the disk (an injected
 // one-second read of one page) parks, its next frame waits behind it and both are answered in
 // order, while another connection is served meanwhile.
 TEST(tcp_server_tier_parks_one_connection_and_serves_others) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("pd3-tier-server-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  constexpr uint32_t kPage = 4096;
+  constexpr uint32_t kPage = kTierPage;
+  TempDir dir("tier-server");
   auto slow = std::make_shared<std::atomic<bool>>(false);
-  pd3::MemStoreOptions so;
-  so.server_id = kServerId;
-  so.capacity = 16u << 20;
-  so.data_dir = dir.string();
-  so.index_initial_keys = 64;
-  so.dram_budget = 4 * kPage;
-  so.page_size = kPage;
-  so.tier_io_factory = [slow](std::unique_ptr<pd3::tier::TierIo>* out) {
-    return pd3::tier::make_thread_io(2, [slow](const pd3::tier::IoOp& op) {
-      // Relaxed: a switch the test flips before sending the request it slows down.
-      if (op.kind == pd3::tier::IoOp::Kind::kRead && op.offset == 12 * kPage && slow->load(std::memory_order_relaxed))
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-      return 0;
-    }, out);
-  };
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [slow](const pd3::tier::IoOp& op) {
+    // Relaxed: a switch the test flips before sending the request it slows down.
+    if (op.kind == pd3::tier::IoOp::Kind::kRead && op.offset == 12 * kPage && slow->load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    return 0;
+  });
   {
-    std::unique_ptr<pd3::MemStore> store;
-    REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
-    pd3::TcpServerOptions opt;
-    opt.host = "127.0.0.1";
-    opt.token = kToken;
-    std::unique_ptr<pd3::TcpServer> server;
-    REQUIRE(pd3::TcpServer::start(opt, std::move(store), &server) == PD3_OK);
+    std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+    REQUIRE(server != nullptr);
     Client c1, c2;
     REQUIRE(c1.open(server->port()) == PD3_OK && c2.open(server->port()) == PD3_OK);
     std::vector<Resp> r;
-    REQUIRE(round_trip(c1, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 16 * kPage, {}}}, &r) && r[0].status == 0);
-    pd3_alloc_reply a;
-    std::memcpy(&a, r[0].data.data(), sizeof a);
+    pd3_alloc_reply a{};
+    a.region = allocate_pages(c1, 16);
+    REQUIRE(a.region != 0);
     const std::vector<uint8_t> page12 = pattern(kPage, 12), page0 = pattern(kPage, 0), page1 = pattern(kPage, 1);
     REQUIRE(round_trip(c1, 2, {write_rec(a.region, 12 * kPage, page12), write_rec(a.region, 0, page0),
                                write_rec(a.region, kPage, page1)}, &r));
@@ -1020,47 +1062,30 @@ TEST(tcp_server_tier_parks_one_connection_and_serves_others) {
     const pd3::TcpServerStats st = server->stats();
     CHECK(st.store.tiered && st.store.tier.misses >= 3);
   }
-  fs::remove_all(dir);
 }
 
 // --sync batch with the tier: a frame whose fdatasync fails is not acknowledged (its connection is
 // closed and store.sync_failed logged); its pages stay listed and reach the disk with the next
 // batch, so the bytes are there for a later reader and after a restart.
 TEST(tcp_server_tier_failed_fdatasync_is_not_acknowledged) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("pd3-tier-fsync-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  constexpr uint32_t kPage = 4096;
+  constexpr uint32_t kPage = kTierPage;
+  TempDir dir("tier-fsync");
   auto failing = std::make_shared<std::atomic<bool>>(false);
-  pd3::MemStoreOptions so;
-  so.server_id = kServerId;
-  so.capacity = 16u << 20;
-  so.data_dir = dir.string();
-  so.index_initial_keys = 64;
-  so.dram_budget = 4 * kPage;
-  so.page_size = kPage;
-  so.tier_io_factory = [failing](std::unique_ptr<pd3::tier::TierIo>* out) {
-    return pd3::tier::make_thread_io(2, [failing](const pd3::tier::IoOp& op) {
-      // Relaxed: a switch flipped between requests.
-      return op.kind == pd3::tier::IoOp::Kind::kSync && failing->load(std::memory_order_relaxed) ? -EIO : 0;
-    }, out);
-  };
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [failing](const pd3::tier::IoOp& op) {
+    // Relaxed: a switch flipped between requests.
+    return op.kind == pd3::tier::IoOp::Kind::kSync && failing->load(std::memory_order_relaxed) ? -EIO : 0;
+  });
   uint32_t region_id = 0;
   const std::vector<uint8_t> bytes = pattern(kPage, 77);
   {
-    std::unique_ptr<pd3::MemStore> store;
-    REQUIRE(pd3::MemStore::open(so, &store) == PD3_OK);
-    pd3::TcpServerOptions opt;
-    opt.host = "127.0.0.1";
-    opt.token = kToken;
-    std::unique_ptr<pd3::TcpServer> server;
-    REQUIRE(pd3::TcpServer::start(opt, std::move(store), &server) == PD3_OK);
+    std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+    REQUIRE(server != nullptr);
     Client c1;
     REQUIRE(c1.open(server->port()) == PD3_OK);
     std::vector<Resp> r;
-    REQUIRE(round_trip(c1, 1, {Rec{PD3_OP_CONTROL, PD3_CTL_ALLOCATE, 0, 8 * kPage, {}}}, &r) && r[0].status == 0);
-    pd3_alloc_reply a;
-    std::memcpy(&a, r[0].data.data(), sizeof a);
+    pd3_alloc_reply a{};
+    a.region = allocate_pages(c1, 8);
+    REQUIRE(a.region != 0);
     region_id = a.region;
     failing->store(true, std::memory_order_relaxed);
     REQUIRE(c1.send(frame_of(2, {write_rec(a.region, 3 * kPage, bytes)})) == PD3_OK);
@@ -1099,5 +1124,159 @@ TEST(tcp_server_tier_failed_fdatasync_is_not_acknowledged) {
     REQUIRE(pd3::decode_response(out.data(), out.size(), &resp) == PD3_OK);
     CHECK(resp.status == 0 && std::vector<uint8_t>(resp.data, resp.data + resp.data_len) == bytes);
   }
-  fs::remove_all(dir);
+}
+
+// --sync batch with the tier: while a frame's fdatasync is in flight, the frames after it on the
+// same connection run (a write joins the next batch, a read sees the held write), and their
+// responses come after it, in order, only once the disk has the first one.
+TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
+  TempDir dir("tier-held");
+  auto gate = std::make_shared<Gate>();
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate](const pd3::tier::IoOp& op) {
+    if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
+    return 0;
+  });
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  REQUIRE(server != nullptr);
+  Client c;
+  REQUIRE(c.open(server->port()) == PD3_OK);
+  const uint32_t reg = allocate_pages(c, 8);
+  REQUIRE(reg != 0);
+  const std::vector<uint8_t> first = pattern(kTierPage, 1), second = pattern(100, 2);
+  REQUIRE(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames == 1; }));  // the allocation
+  const uint64_t syncs_before = server->stats().store.tier.fdatasyncs;
+  gate->hold();
+  std::vector<uint8_t> frames = frame_of(10, {write_rec(reg, 0, first)});
+  build_frame(11, {write_rec(reg, 5 * kTierPage, second)}, &frames);
+  build_frame(12, {read_rec(reg, 0, kTierPage)}, &frames);
+  REQUIRE(c.send(frames) == PD3_OK);
+  // Both later frames ran while the first one's fdatasync is still held, and nothing was answered.
+  CHECK(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames_behind_sync == 2; }));
+  Frame f;
+  CHECK_EQ(c.read_frame(&f, 50), 0);
+  gate->release();
+  std::vector<Resp> r;
+  for (uint64_t seq = 10; seq <= 12; ++seq) {
+    REQUIRE(c.read_frame(&f, 3000) == 1);
+    CHECK_EQ(f.hdr.seq, seq);
+    REQUIRE(parse_response(f, &r) && r.size() == 1);
+    CHECK_EQ(r[0].status, 0u);
+  }
+  CHECK(r[0].data == first);  // frame 12 read what frame 10 wrote before 10 was acknowledged
+  // Frame 11's write went into the batch after the held one: two fdatasyncs of the region's file
+  // (frame 12 wrote nothing and made no batch of its own).
+  CHECK(wait_server_stats(*server, [&](const pd3::TcpServerStats& s) {
+    return s.frames >= 4 && s.store.tier.fdatasyncs - syncs_before == 2;
+  }));
+}
+
+// A failed fdatasync closes the connection without answering its frame or any frame held behind
+// it, though the later frames ran; a reader on another connection still finds every byte on disk
+// once a later batch succeeds.
+TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
+  TempDir dir("tier-held-fail");
+  auto gate = std::make_shared<Gate>();
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate, failing](const pd3::tier::IoOp& op) {
+    if (op.kind != pd3::tier::IoOp::Kind::kSync) return 0;
+    gate->pass();
+    return failing->load(std::memory_order_relaxed) ? -EIO : 0;  // relaxed: a test switch
+  });
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  REQUIRE(server != nullptr);
+  Client c1;
+  REQUIRE(c1.open(server->port()) == PD3_OK);
+  const uint32_t reg = allocate_pages(c1, 8);
+  REQUIRE(reg != 0);
+  REQUIRE(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames == 1; }));  // the allocation
+  gate->hold();
+  failing->store(true, std::memory_order_relaxed);  // relaxed: read by an I/O thread after the gate
+  std::vector<uint8_t> frames = frame_of(20, {write_rec(reg, 0, pattern(64, 3))});
+  build_frame(21, {read_rec(reg, 0, 64)}, &frames);
+  build_frame(22, {write_rec(reg, 3 * kTierPage, pattern(64, 4))}, &frames);
+  REQUIRE(c1.send(frames) == PD3_OK);
+  CHECK(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames_behind_sync == 2; }));
+  gate->release();
+  CHECK(c1.closed_within(3000));  // not one of the three answered
+  const pd3::TcpServerStats st = server->stats();
+  CHECK_EQ(st.sync_failures, 1u);
+  CHECK_EQ(st.frames, 1u);
+  failing->store(false, std::memory_order_relaxed);  // relaxed: as above
+  Client c2;
+  REQUIRE(c2.open(server->port()) == PD3_OK);
+  std::vector<Resp> r;
+  REQUIRE(round_trip(c2, 30, {write_rec(reg, 7 * kTierPage, pattern(8, 5))}, &r) && r[0].status == 0);
+  REQUIRE(round_trip(c2, 31, {read_rec(reg, 3 * kTierPage, 64)}, &r));
+  CHECK(r[0].status == 0 && r[0].data == pattern(64, 4));
+}
+
+// Stress: four clients each keep up to eight frames in flight on one connection over the tier
+// (--sync batch, fdatasyncs delayed at random so responses are held behind each other), writing and
+// reading pages of their own, evicted in turn. Every response comes in order and every read returns
+// what the client's own earlier frames wrote.
+TEST(tcp_server_tier_stress_pipelined_clients_match_a_model) {
+  TempDir dir("tier-held-stress");
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [](const pd3::tier::IoOp& op) {
+    if (op.kind == pd3::tier::IoOp::Kind::kSync)
+      std::this_thread::sleep_for(std::chrono::microseconds(pd3test::mix64(uint64_t(op.fd) ^ pd3::now_ns()) % 800));
+    return 0;
+  });
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  REQUIRE(server != nullptr);
+  constexpr uint32_t kClients = 4, kPagesEach = 3, kWindow = 8, kSlot = 256;
+  const uint32_t frames = 1200 / pd3test::stress_scale();
+  uint32_t reg = 0;
+  {
+    Client c;
+    REQUIRE(c.open(server->port()) == PD3_OK);
+    reg = allocate_pages(c, kClients * kPagesEach);
+    REQUIRE(reg != 0);
+  }
+  std::vector<uint32_t> errors(kClients, 0);
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kClients; ++t) {
+    threads.emplace_back([&, t] {
+      uint32_t& err = errors[t];
+      Client c;
+      if (c.open(server->port()) != PD3_OK) return void(++err);
+      pd3test::Rng rng(0xC0FFEE + t);
+      const uint32_t slots = kPagesEach * kTierPage / kSlot, base = t * kPagesEach * kTierPage;
+      std::vector<std::vector<uint8_t>> model(slots, std::vector<uint8_t>(kSlot, 0));
+      std::deque<std::pair<uint64_t, std::vector<std::vector<uint8_t>>>> owed;  // seq, expected reads
+      uint64_t next_seq = 1, expect_seq = 1;
+      while (expect_seq <= frames && err == 0) {
+        while (next_seq <= frames && owed.size() < kWindow) {
+          std::vector<Rec> recs;
+          std::vector<std::vector<uint8_t>> reads;
+          for (uint32_t i = 0, n = 1 + rng.below(3); i < n; ++i) {
+            const uint32_t slot = rng.below(slots);
+            if (rng.below(2) != 0) {
+              model[slot] = pattern(kSlot, uint32_t(next_seq * 8 + i) ^ (t << 24));
+              recs.push_back(write_rec(reg, base + slot * kSlot, model[slot]));
+              reads.emplace_back();  // a write answers no bytes
+            } else {
+              recs.push_back(read_rec(reg, base + slot * kSlot, kSlot));
+              reads.push_back(model[slot]);
+            }
+          }
+          if (c.send(frame_of(next_seq, recs)) != PD3_OK) return void(++err);
+          owed.emplace_back(next_seq++, std::move(reads));
+        }
+        Frame f;
+        std::vector<Resp> r;
+        if (c.read_frame(&f, 5000) != 1 || f.hdr.seq != expect_seq || !parse_response(f, &r)) return void(++err);
+        const auto& want = owed.front().second;
+        if (r.size() != want.size()) return void(++err);
+        for (size_t i = 0; i < r.size(); ++i) err += r[i].status != 0 || r[i].data != want[i];
+        owed.pop_front();
+        ++expect_seq;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (uint32_t t = 0; t < kClients; ++t) CHECK_EQ(errors[t], 0u);
+  const pd3::TcpServerStats st = server->stats();
+  CHECK(st.frames_behind_sync > 0);  // responses were held behind syncs, not only answered one by one
+  CHECK(st.store.tier.evictions > 0);
+  CHECK_EQ(st.sync_failures, 0u);
 }

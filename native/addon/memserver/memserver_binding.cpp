@@ -136,6 +136,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("too_big_records", s.too_big_records);
     set("sync_failures", s.sync_failures);
     set("read_pauses", s.read_pauses);
+    set("frames_behind_sync", s.frames_behind_sync);
     set("free_bytes", s.free_bytes);
     set("regions", s.store.regions);
     set("allocated_bytes", s.store.allocated_bytes);
