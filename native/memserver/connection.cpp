@@ -177,6 +177,7 @@ bool Connection::on_request(const pd3_frame& hdr, const uint8_t* body) {
   frame_.budget = ctx_.options.max_frame - sizeof(pd3_frame);
   frame_.partial.clear();
   frame_.answered = 0;
+  pins_.touched = {};
   if (!held_.empty()) ++ctx_.stats.frames_behind_sync;
   return run_frame();
 }
@@ -220,7 +221,7 @@ bool Connection::run_frame() {
 bool Connection::finish_frame(FrameBuilder& b, size_t start) {
   std::vector<uint8_t>& bytes = out_.bytes();
   uint64_t ticket = 0;
-  if (ctx_.store.begin_sync(&ticket) != PD3_OK) {
+  if (ctx_.store.begin_sync(pins_.touched, &ticket) != PD3_OK) {
     const std::string why = pd3_last_error();
     bytes.resize(start);
     sync_failed(frame_.hdr.seq, held_.size() + 1, why.c_str());

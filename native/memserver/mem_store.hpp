@@ -156,10 +156,11 @@ class MemStore {
   // before its response is sent). Returns PD3_OK or PD3_E_SYS.
   virtual int sync() = 0;
   // The same without waiting for the disk where the store can (the SSD tier's fdatasync): sets
-  // *ticket to 0 when the writes are durable already, else to what sync_status() is asked about
-  // until it answers tier::kReady (durable) or an error status. Returns PD3_OK or the error of
-  // sync().
-  [[nodiscard]] virtual int begin_sync(uint64_t* ticket) {
+  // *ticket to 0 when what the frame `touched` (its requests' Pins::touched) is durable already,
+  // else to what sync_status() is asked about until it answers tier::kReady (durable) or an error
+  // status. Returns PD3_OK or the error of sync().
+  [[nodiscard]] virtual int begin_sync(const tier::Touched& touched, uint64_t* ticket) {
+    (void)touched;
     *ticket = 0;
     return sync();
   }

@@ -50,7 +50,7 @@ class Store final : public MemStore {
   std::vector<RegionHeat> region_heat() const override { return regions_.heat(); }
   int relieve_pressure(PressureResult* result) override;
   int sync() override;
-  int begin_sync(uint64_t* ticket) override;
+  int begin_sync(const tier::Touched& touched, uint64_t* ticket) override;
   int sync_status(uint64_t ticket) override { return tier_ ? tier_->sync_status(ticket) : tier::kReady; }
   MemStoreStats stats() const override;
   const RecordParser& record_parser() const override { return records_; }
@@ -90,8 +90,9 @@ class Store final : public MemStore {
   Region* indexed_region(uint64_t address, const Tenant& tenant) const;
   // Region `region` was freed: the tier forgets it.
   void forget_region(uint32_t region);
-  // With the tier: the index's changes since the last sync go into the tier's next batch.
-  void hand_index_to_tier();
+  // With the tier: the index's changes since the last sync go into the tier's next batch; false if
+  // there were none.
+  bool hand_index_to_tier();
 
   MemStoreOptions options_;
   std::unique_ptr<DataDir> dir_;  // before regions_ and index_, which use it

@@ -65,18 +65,22 @@ int Store::sync() {
   return tier_->sync();
 }
 
-void Store::hand_index_to_tier() {
+bool Store::hand_index_to_tier() {
   std::shared_ptr<const UniqueFd> file;
-  if (index_->hand_off_changes(&file)) tier_->sync_also(std::move(file));
+  if (!index_->hand_off_changes(&file)) return false;
+  tier_->sync_also(std::move(file));
+  return true;
 }
 
-int Store::begin_sync(uint64_t* ticket) {
+int Store::begin_sync(const tier::Touched& touched, uint64_t* ticket) {
   *ticket = 0;
   if (int rc = regions_.sync(&stats_.syncs); rc != PD3_OK) return rc;
   if (!tier_) return index_->sync(&stats_.syncs);
   // The index's changes join the tier's group commit: the loop thread never waits for an msync.
-  hand_index_to_tier();
-  return tier_->begin_sync(ticket);
+  // A frame that changed the index (a write, a deallocation) waits for the batch that syncs it.
+  tier::Touched t = touched;
+  if (hand_index_to_tier()) t.listed = true;
+  return tier_->begin_sync(t, ticket);
 }
 
 void Store::forget_region(uint32_t region) {

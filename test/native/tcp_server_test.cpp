@@ -1005,18 +1005,6 @@ uint32_t allocate_pages(Client& c, uint32_t pages) {
   return a.region;
 }
 
-// A switch the tests flip while the loop and I/O threads read it: held (true) parks the I/O
-// operations that ask it until released.
-struct Gate {
-  std::atomic<bool> closed{false};
-  // Relaxed: a test switch; what the I/O does after it is ordered by the tier's own completions.
-  void hold() { closed.store(true, std::memory_order_relaxed); }
-  void release() { closed.store(false, std::memory_order_relaxed); }
-  void pass() const {
-    while (closed.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 // The SSD tier through the real loop: a connection whose read waits for the disk (an injected
 // one-second read of one page) parks, its next frame waits behind it and both are answered in
 // order, while another connection is served meanwhile.
@@ -1131,7 +1119,7 @@ TEST(tcp_server_tier_failed_fdatasync_is_not_acknowledged) {
 // responses come after it, in order, only once the disk has the first one.
 TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
   TempDir dir("tier-held");
-  auto gate = std::make_shared<Gate>();
+  auto gate = std::make_shared<pd3test::Gate>();
   const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate](const pd3::tier::IoOp& op) {
     if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
     return 0;
@@ -1175,7 +1163,7 @@ TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
 // once a later batch succeeds.
 TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   TempDir dir("tier-held-fail");
-  auto gate = std::make_shared<Gate>();
+  auto gate = std::make_shared<pd3test::Gate>();
   auto failing = std::make_shared<std::atomic<bool>>(false);
   const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate, failing](const pd3::tier::IoOp& op) {
     if (op.kind != pd3::tier::IoOp::Kind::kSync) return 0;

@@ -651,36 +651,48 @@ TEST(tier_store_frame_with_nothing_listed_waits_for_the_batch_in_flight) {
     s->execute(w, {}, &fb);  // the second connection's write, its frame not ended yet
     s->release(&pins);
     uint64_t first = 0, second = 0;
-    REQUIRE(s->begin_sync(&first) == PD3_OK);  // the first connection's frame ends: takes the page
-    CHECK(first != 0);
-    REQUIRE(s->begin_sync(&second) == PD3_OK);  // the second's: nothing listed, the batch in flight
+    // The first connection's frame, which touched nothing, ends: its sync takes the page into a
+    // batch, though the frame itself need not wait for it.
+    REQUIRE(s->begin_sync(tier::Touched{}, &first) == PD3_OK);
+    CHECK_EQ(first, 0u);
+    CHECK(s->stats().tier.dirty_pages == 1);  // its write is in flight
+    REQUIRE(s->begin_sync(pins.touched, &second) == PD3_OK);  // the second's: nothing listed, the batch in flight
     CHECK(second != 0);
     CHECK_EQ(s->sync_status(second), tier::kWait);
     int status = tier::kWait;
     for (int i = 0; i < 50 && (status = s->sync_status(second)) == tier::kWait; ++i) wait_io(*s, 100);
     CHECK_EQ(status, tier::kReady);
-    CHECK_EQ(s->sync_status(first), tier::kReady);
     CHECK_EQ(s->stats().tier.dirty_pages, 0u);
     // Nothing in flight and nothing listed: a frame is answered at once.
     uint64_t third = 1;
-    REQUIRE(s->begin_sync(&third) == PD3_OK);
+    REQUIRE(s->begin_sync(tier::Touched::everything(), &third) == PD3_OK);
     CHECK_EQ(third, 0u);
   }
 }
 
 namespace {
 
-// Executes a write of `bytes` at `offset` and starts the frame's sync as the event loop does; returns
-// the begin_sync status and sets *ticket.
-int write_and_begin_sync(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes, uint64_t* ticket) {
-  const TransportRequest w = request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size()));
+// Runs `req` as a frame of its own and starts the frame's sync as the event loop does (never waiting
+// for the disk); returns the begin_sync status and sets *ticket (and *reply).
+int run_and_begin_sync(MemStore& s, const TransportRequest& req, uint64_t* ticket, Reply* reply = nullptr) {
   tier::Pins pins;
-  REQUIRE(prepare_until_ready(s, w, &pins) == tier::kReady);
+  REQUIRE(prepare_until_ready(s, req, &pins) == tier::kReady);
   Bytes out;
   pd3::FrameBuilder fb(&out);
-  s.execute(w, {}, &fb);
+  s.execute(req, {}, &fb);
   s.release(&pins);
-  return s.begin_sync(ticket);
+  if (reply != nullptr) {
+    pd3::TransportResponse r;
+    REQUIRE(pd3::decode_response(out.data(), out.size(), &r) == PD3_OK);
+    *reply = pd3test::store_reply(r);
+  }
+  return s.begin_sync(pins.touched, ticket);
+}
+
+// The same for a write of `bytes` at `offset`.
+int write_and_begin_sync(MemStore& s, uint32_t region, uint32_t offset, const Bytes& bytes, uint64_t* ticket) {
+  return run_and_begin_sync(
+      s, request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size())), ticket);
 }
 
 // Waits for the sync of `ticket` as the event loop does; returns its final status.
@@ -727,7 +739,7 @@ TEST(tier_store_index_changes_join_the_group_commit) {
     CHECK(!s->take_io_errors().empty());
     // The next batch (even one with no writes of its own) syncs the index file again.
     faults->index_syncs = false;
-    REQUIRE(s->begin_sync(&ticket) == PD3_OK);
+    REQUIRE(s->begin_sync(tier::Touched::everything(), &ticket) == PD3_OK);
     CHECK_EQ(wait_sync(*s, ticket), tier::kReady);
     CHECK_EQ(faults->index_fdatasyncs.load(), 2u);
     CHECK_EQ(s->stats().syncs, msyncs0);
@@ -754,6 +766,98 @@ struct Parked {
 Reply execute_ready(MemStore& s, Parked& p) { return finish(s, p.req, tier::kReady, &p.pins); }
 
 }  // namespace
+
+// A frame that only reads waits for no batch but the one holding bytes it read: a read of another
+// page is answered while a write's fdatasync is held; a read of the written page waits for that
+// batch, also once the page was evicted after its write and read back from the file.
+TEST(tier_store_read_waits_only_for_the_batch_holding_its_bytes) {
+  TempDir dir("tier");
+  auto gate = std::make_shared<pd3test::Gate>();
+  MemStoreOptions o = tiered(dir.path, 4, SyncMode::kBatch);
+  o.tier_io_factory = [gate](std::unique_ptr<tier::TierIo>* out) {
+    return tier::make_thread_io(4, [gate](const tier::IoOp& op) {
+      if (op.kind == tier::IoOp::Kind::kSync) gate->pass();
+      return 0;
+    }, out);
+  };
+  auto s = open_store(o);
+  const uint32_t region = must_allocate(*s, 8 * kPage);
+  gate->hold();
+  const Bytes bytes(16, 0);  // padding to the record parser: no index entry changes
+  uint64_t written = 0, other = 1, same = 0, again = 0;
+  REQUIRE(write_and_begin_sync(*s, region, 3 * kPage + 64, bytes, &written) == PD3_OK);
+  REQUIRE(written != 0);
+  CHECK_EQ(s->sync_status(written), tier::kWait);
+  REQUIRE(run_and_begin_sync(*s, request(PD3_OP_READ, region, 6 * kPage, 64), &other) == PD3_OK);
+  CHECK_EQ(other, 0u);  // page 6 holds nothing the held batch writes
+  REQUIRE(run_and_begin_sync(*s, request(PD3_OP_READ, region, 3 * kPage, 128), &same) == PD3_OK);
+  CHECK_EQ(same, written);
+  // The page's write completes (only the fdatasync is held); reads of four other pages evict it.
+  for (int i = 0; i < 100 && s->stats().tier.dirty_pages != 0; ++i) wait_io(*s, 10);
+  REQUIRE(s->stats().tier.dirty_pages == 0);
+  const uint64_t evictions = s->stats().tier.evictions;
+  for (const uint32_t p : {0u, 1u, 2u, 4u, 5u}) {
+    uint64_t t = 1;
+    REQUIRE(run_and_begin_sync(*s, request(PD3_OP_READ, region, p * kPage, 8), &t) == PD3_OK);
+    CHECK_EQ(t, 0u);
+  }
+  REQUIRE(s->stats().tier.evictions >= evictions + 2);
+  const uint64_t misses = s->stats().tier.misses;
+  Reply reply;
+  REQUIRE(run_and_begin_sync(*s, request(PD3_OP_READ, region, 3 * kPage + 64, 16), &again, &reply) == PD3_OK);
+  REQUIRE(s->stats().tier.misses == misses + 1);  // read back from its file
+  CHECK(reply.status == PD3_OK && reply.data == bytes);
+  CHECK_EQ(again, written);  // not durable until the held fdatasync completes
+  gate->release();
+  CHECK_EQ(wait_sync(*s, written), tier::kReady);
+  CHECK_EQ(s->sync_status(again), tier::kReady);
+}
+
+// A page written by a frame still running (parked), evicted (written back, not yet synced) and
+// read back by another frame before any frame end: that reader waits for the batch its own end
+// gathers, which fdatasyncs the page's file.
+TEST(tier_store_read_back_of_a_page_evicted_while_listed_waits_for_the_next_batch) {
+  TempDir dir("tier");
+  auto gate = std::make_shared<pd3test::Gate>();
+  MemStoreOptions o = tiered(dir.path, 4, SyncMode::kBatch);
+  o.tier_io_factory = [gate](std::unique_ptr<tier::TierIo>* out) {
+    return tier::make_thread_io(4, [gate](const tier::IoOp& op) {
+      if (op.kind == tier::IoOp::Kind::kSync) gate->pass();
+      return 0;
+    }, out);
+  };
+  auto s = open_store(o);
+  const uint32_t region = must_allocate(*s, 8 * kPage);
+  gate->hold();
+  const Bytes bytes(16, 0);
+  tier::Pins writer, reader;
+  Bytes out;
+  pd3::FrameBuilder fb(&out);
+  const TransportRequest w = request(PD3_OP_WRITE, region, 3 * kPage, 16, bytes.data(), 16);
+  REQUIRE(prepare_until_ready(*s, w, &writer) == tier::kReady);
+  s->execute(w, {}, &fb);
+  s->release(&writer);  // the writer's frame goes on (parked on a later record): no frame end
+  const uint64_t misses = s->stats().tier.misses;
+  for (const uint32_t p : {0u, 1u, 2u, 4u, 5u, 6u}) {  // the reader's frame: enough pages to evict page 3
+    const TransportRequest r = request(PD3_OP_READ, region, p * kPage, 8);
+    REQUIRE(prepare_until_ready(*s, r, &reader) == tier::kReady);
+    s->execute(r, {}, &fb);
+    s->release(&reader);
+  }
+  CHECK(!reader.touched.listed);  // so far it read nothing written
+  const TransportRequest back = request(PD3_OP_READ, region, 3 * kPage, 16);
+  REQUIRE(prepare_until_ready(*s, back, &reader) == tier::kReady);
+  s->execute(back, {}, &fb);
+  s->release(&reader);
+  REQUIRE(s->stats().tier.misses == misses + 7);  // page 3 was read back from its file
+  CHECK(reader.touched.listed);
+  uint64_t ticket = 0;
+  REQUIRE(s->begin_sync(reader.touched, &ticket) == PD3_OK);
+  CHECK(ticket != 0);
+  CHECK_EQ(s->sync_status(ticket), tier::kWait);
+  gate->release();
+  CHECK_EQ(wait_sync(*s, ticket), tier::kReady);
+}
 
 // A write covering a page whole takes a frame without reading the page; a partial one still reads
 // it; a write over one whole page and part of another does one of each.

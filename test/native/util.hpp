@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/mix64.hpp"
@@ -94,6 +95,18 @@ struct Rng {
     return z ^ (z >> 31);
   }
   uint32_t below(uint32_t n) { return uint32_t((uint64_t(uint32_t(next())) * n) >> 32); }
+};
+
+// A switch a test flips while other threads (a fault hook's I/O threads) pass through it: while
+// held, pass() waits until it is released.
+struct Gate {
+  std::atomic<bool> closed{false};
+  // Relaxed: a test switch; what the waiting thread does after it is ordered by its own completions.
+  void hold() { closed.store(true, std::memory_order_relaxed); }
+  void release() { closed.store(false, std::memory_order_relaxed); }
+  void pass() const {
+    while (closed.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 };
 
 // A fresh directory under /tmp named after `tag`, removed with everything in it at scope exit

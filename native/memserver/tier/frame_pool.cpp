@@ -36,6 +36,7 @@ void FramePool::assign(FrameId f, const std::shared_ptr<RegionFile>& file, uint6
   fr.page = page;
   fr.prefetched = prefetched;
   fr.retry_ns = 0;
+  fr.pending_batch = 0;  // Tier::recall_pending sets it for a page evicted before it was durable
   file->pages[page] = f;
 }
 

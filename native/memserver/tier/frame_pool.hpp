@@ -26,6 +26,9 @@ struct RegionFile {
   bool dropped = false;  // the region was freed: completions only release their frames
 };
 
+// Frame::pending_batch of a page whose bytes go into the batch the next frame end gathers.
+inline constexpr uint64_t kListedBatch = ~0ull;
+
 // What one frame holds.
 struct Frame {
   enum class State : uint8_t {
@@ -43,6 +46,10 @@ struct Frame {
   uint32_t dirty_lo = 0;    // [dirty_lo, dirty_hi): the bytes of the page written since it was clean
   uint32_t dirty_hi = 0;
   uint64_t flush_ticket = 0;  // the write-through batch waiting for this frame's write in flight (0: none)
+  // The last group-commit batch that writes this page's bytes to disk: until it completes, what a
+  // request reads here may not be durable, and its response waits (Tier::release, Tier::begin_sync).
+  // kListedBatch: the page was evicted while listed and read back; the next frame end's batch.
+  uint64_t pending_batch = 0;
   uint32_t pins = 0;        // requests in progress using the page: never evicted while > 0
   uint64_t page = 0;
   uint64_t seq = 0;         // counts the pages the frame has held: a pin names (frame, seq)

@@ -118,6 +118,7 @@ void Tier::drop_region(uint32_t id) {
   file.dropped = true;
   prefetch_->forget(id);
   std::erase_if(failed_reads_, [id](const auto& e) { return uint32_t(e.first >> 32) == id; });
+  std::erase_if(evicted_pending_, [id](const auto& e) { return uint32_t(e.first >> 32) == id; });
   regions_.erase(it);
 }
 
@@ -155,7 +156,10 @@ void Tier::unpin(Pins* pins) {
 void Tier::release(Pins* pins) {
   for (const auto& [f, seq] : pins->frames) {
     const Frame& fr = pool_->at(f);
-    if (fr.seq != seq || fr.state != Frame::State::kFilling || fr.filler != pins->owner) continue;
+    if (fr.seq != seq) continue;
+    if (fr.in_sync || fr.pending_batch == kListedBatch) pins->touched.listed = true;
+    else if (fr.pending_batch > sync_done_) pins->touched.batch = std::max(pins->touched.batch, fr.pending_batch);
+    if (fr.state != Frame::State::kFilling || fr.filler != pins->owner) continue;
     // Claimed and never written (the write was refused, or the request gave up waiting): the frame
     // holds no byte of its page. The requests waiting on it find the page gone and read it.
     eviction_->on_drop(f);
@@ -216,6 +220,7 @@ int Tier::acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins)
     if (write && covers(*file, p, lo, hi)) {
       // Every byte of the page is about to be written: reading it first would be wasted I/O.
       pool_->claim(f, file, p, pins->owner);
+      recall_pending(f);  // its writer fills it whole, but until then the page's durability is the file's
       eviction_->on_fill(f);  // the policy knows it from now on (not evictable while kFilling)
       ++stats_.overwrites;
       pin(f, pins);
@@ -297,12 +302,14 @@ FrameId Tier::take_frame(bool for_prefetch) {
 void Tier::evict(FrameId f) {
   if (pool_->at(f).prefetched) ++stats_.useless_prefetches;
   ++stats_.evictions;
+  remember_pending(pool_->at(f));
   eviction_->on_drop(f);
   pool_->empty(f);
 }
 
 int Tier::start_read(const std::shared_ptr<RegionFile>& file, uint64_t page, FrameId f, bool prefetch) {
   pool_->assign(f, file, page, prefetch);
+  recall_pending(f);
   IoOp op;
   op.kind = IoOp::Kind::kRead;
   op.fd = file->fd.get();

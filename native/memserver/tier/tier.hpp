@@ -43,12 +43,22 @@ struct TierStats {
   uint64_t resident_pages = 0, dirty_pages = 0, frames = 0;
 };
 
+// What the requests of one frame touched whose durability is still pending, gathered by
+// Tier::release across the frame's records: the batch its response waits for (Tier::begin_sync).
+struct Touched {
+  uint64_t batch = 0;   // the latest group-commit batch holding bytes they read (0: none pending)
+  bool listed = false;  // they wrote, or read bytes written since the last frame end: wait for every batch
+  // What a frame whose records are not known must assume.
+  static Touched everything() { return {0, true}; }
+};
+
 // The pages one request holds: pinned frames (never evicted while pinned) and the pages whose
 // reads it started (misses, not hits, when it runs).
 struct Pins {
   std::vector<std::pair<FrameId, uint64_t>> frames;  // (frame, Frame::seq when pinned)
   std::vector<uint64_t> missed;                      // page keys (region << 32 | page)
   uint64_t owner = 0;  // given by the tier at the first acquire: names the request in kFilling frames
+  Touched touched;     // added to by every release(); the frame's owner resets it when a frame starts
 };
 
 // acquire()'s answer besides an error status.
@@ -78,7 +88,8 @@ class Tier final : public FrameView {
   // frames than the pool has), PD3_E_SYS (a read of one of its pages failed), PD3_E_NOSPACE (no
   // frame can be freed: every one holds a page whose write-back failed) or PD3_E_NOMEM.
   [[nodiscard]] int acquire(uint32_t id, uint64_t lo, uint64_t hi, bool write, Pins* pins);
-  // Unpins what *pins holds and clears it; frames it claimed and did not fill are emptied.
+  // Unpins what *pins holds and clears it, adding what its pages hold that is not durable yet to
+  // pins->touched; frames it claimed and did not fill are emptied.
   void release(Pins* pins);
   // Copies between resident, pinned pages of region `id` and a buffer; copy_in also fills the
   // frames the request claimed (it must cover each of them whole).
@@ -98,10 +109,11 @@ class Tier final : public FrameView {
   // is written through the I/O backend (pwrite, into the page cache) and, in durable mode, its file
   // is then fdatasync-ed through the backend too, batched with other frames' (one fdatasync per file
   // serves every frame waiting on it: group commit). Sets *ticket to 0 (nothing to wait for) or to
-  // the batch to ask sync_status() about. With nothing listed, the batches in flight are waited for
-  // all the same (another frame's begin_sync may have taken pages this frame wrote). Returns PD3_OK
-  // or the error of a batch that already failed.
-  [[nodiscard]] int begin_sync(uint64_t* ticket);
+  // the batch to ask sync_status() about, chosen by what the frame `touched`: with touched.listed,
+  // the last batch there is (the one gathering, else the one in flight), since another frame's end
+  // may have taken pages this frame wrote into its batch; otherwise touched.batch, the last batch
+  // holding bytes it read. Returns PD3_OK or the error of a batch that already failed.
+  [[nodiscard]] int begin_sync(const Touched& touched, uint64_t* ticket);
   // Durable mode: the next batch (the one begin_sync gathers) also fdatasyncs `file`, a file outside
   // the tier written through a mapping (the key index); if that batch fails, the one after syncs it
   // again. Does nothing otherwise.
@@ -164,6 +176,12 @@ class Tier final : public FrameView {
   };
   // Starts the writes of the listed pages as part of the gathering batch.
   void write_listed();
+  // A page leaving DRAM before the batch holding its bytes completed (durable mode): remembered, so
+  // that read back it keeps that batch (recall_pending, when frame `f` is assigned it again).
+  void remember_pending(const Frame& fr);
+  void recall_pending(FrameId f);
+  // The gathering batch took the listed files: kListedBatch becomes its ticket.
+  void resolve_listed_pending();
   // Marks pages of a failed batch dirty and listed again.
   void relist(const std::vector<std::pair<FrameId, uint64_t>>& written);
   void promote_batch();     // the gathering batch starts running
@@ -198,6 +216,10 @@ class Tier final : public FrameView {
   uint64_t sync_done_ = 0;        // every batch up to this one completed
   uint32_t sync_outstanding_ = 0;  // fdatasyncs of the running batch not completed
   std::vector<std::pair<uint64_t, int>> sync_failed_;  // (ticket, status) of recent failed batches
+  // Page key -> the batch (or kListedBatch) holding the bytes of a page evicted before it was durable.
+  std::unordered_map<uint64_t, uint64_t> evicted_pending_;
+  std::vector<uint64_t> listed_evicted_;                      // its kListedBatch keys
+  std::vector<std::pair<FrameId, uint64_t>> listed_read_back_;  // frames read back with kListedBatch
   TierStats stats_;
 };
 

@@ -45,6 +45,7 @@ void Tier::write_listed() {
     Frame& fr = pool_->at(f);
     if (fr.seq != seq) continue;  // evicted: its write-back completed before the frame was reused
     fr.in_sync = false;
+    fr.pending_batch = sync_next_;  // this batch writes its bytes, or fdatasyncs what wrote them
     if (!fr.dirty) continue;  // written back meanwhile
     if (fr.state == Frame::State::kWriting) {
       // An eviction's write-back is in flight and writes these very bytes (writers wait for it):
@@ -69,8 +70,41 @@ void Tier::write_listed() {
   }
   for (std::shared_ptr<RegionFile>& file : std::exchange(sync_files_, {}))
     if (!file->dropped) batch.files.push_back(std::move(file));
+  resolve_listed_pending();
   for (std::shared_ptr<const UniqueFd>& file : std::exchange(sync_other_files_, {}))
     batch.other_files.push_back(std::move(file));
+}
+
+void Tier::remember_pending(const Frame& fr) {
+  if (!options_.durable) return;  // written back before eviction: in the page cache, all --sync none asks
+  const uint64_t key = page_key(fr.file->region, fr.page);
+  if (fr.in_sync || fr.pending_batch == kListedBatch) {
+    // Its file is listed: the batch the next frame end gathers fdatasyncs it.
+    evicted_pending_[key] = kListedBatch;
+    listed_evicted_.push_back(key);
+  } else if (fr.pending_batch > sync_done_) {
+    evicted_pending_[key] = fr.pending_batch;
+  }
+}
+
+void Tier::recall_pending(FrameId f) {
+  if (evicted_pending_.empty()) return;
+  Frame& fr = pool_->at(f);
+  const auto it = evicted_pending_.find(page_key(fr.file->region, fr.page));
+  if (it == evicted_pending_.end()) return;
+  fr.pending_batch = it->second;
+  if (fr.pending_batch == kListedBatch) listed_read_back_.emplace_back(f, fr.seq);
+}
+
+void Tier::resolve_listed_pending() {
+  for (const uint64_t key : std::exchange(listed_evicted_, {})) {
+    const auto it = evicted_pending_.find(key);
+    if (it != evicted_pending_.end() && it->second == kListedBatch) it->second = sync_next_;
+  }
+  for (const auto& [f, seq] : std::exchange(listed_read_back_, {})) {
+    Frame& fr = pool_->at(f);
+    if (fr.seq == seq && fr.pending_batch == kListedBatch) fr.pending_batch = sync_next_;
+  }
 }
 
 void Tier::sync_also(std::shared_ptr<const UniqueFd> file) {
@@ -94,7 +128,7 @@ void Tier::relist(const std::vector<std::pair<FrameId, uint64_t>>& written) {
 
 int Tier::sync() {
   uint64_t ticket = 0;
-  if (int rc = begin_sync(&ticket); rc != PD3_OK) return rc;
+  if (int rc = begin_sync(Touched::everything(), &ticket); rc != PD3_OK) return rc;
   while (ticket != 0) {
     const int status = sync_status(ticket);
     if (status != kWait) return status == kReady ? PD3_OK : status;
@@ -105,15 +139,17 @@ int Tier::sync() {
   return PD3_OK;
 }
 
-int Tier::begin_sync(uint64_t* ticket) {
+int Tier::begin_sync(const Touched& touched, uint64_t* ticket) {
   *ticket = 0;
   write_listed();
+  uint64_t last = 0;  // the last batch there is
   if (!sync_waiting_.empty()) {
-    *ticket = sync_next_;
+    last = sync_next_;
     if (!sync_active_) promote_batch();
   } else if (sync_active_) {
-    *ticket = sync_next_ - 1;
+    last = sync_next_ - 1;
   }
+  *ticket = touched.listed ? last : touched.batch;
   if (*ticket == 0 || *ticket > sync_done_) return PD3_OK;
   // The batch completed within this call (nothing it waited for was in flight).
   const int status = sync_status(*ticket);
@@ -185,6 +221,7 @@ void Tier::finish_batch() {
     if (sync_failed_.size() > 64) sync_failed_.erase(sync_failed_.begin());  // their frames were told long ago
   }
   sync_done_ = ticket;
+  std::erase_if(evicted_pending_, [this](const auto& e) { return e.second <= sync_done_; });
   if (!sync_waiting_.empty()) promote_batch();
 }
 
