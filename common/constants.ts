@@ -76,6 +76,9 @@ export interface NativeConstants {
   /** Transport protocol (pd3/transport.h). */
   readonly TRANSPORT_MAGIC: number;
   readonly TRANSPORT_VERSION: number;
+  /** Offset of pd3_hello.flags, and its one flag: responses may come in any order. */
+  readonly HELLO_FLAGS: number;
+  readonly HELLO_ANY_ORDER: number;
   readonly FRAME_HELLO: number;
   readonly FRAME_HELLO_REPLY: number;
   readonly FRAME_REQUEST: number;

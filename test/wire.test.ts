@@ -32,7 +32,8 @@ describe('wire constants', () => {
     expect(C.SIZEOF_REQUEST).toBe(16);
     expect([C.REQUEST_OP_ID, C.REQUEST_RESERVED, C.REQUEST_REGION, C.REQUEST_OFFSET, C.REQUEST_SIZE]).toEqual([0, 2, 4, 8, 12]);
     expect([C.SIZEOF_ALLOC_REPLY, C.ALLOC_REPLY_REGION, C.ALLOC_REPLY_CAPACITY]).toEqual([8, 0, 4]);
-    expect(C.TRANSPORT_VERSION).toBe(2);
+    expect(C.TRANSPORT_VERSION).toBe(3);
+    expect([C.HELLO_FLAGS, C.HELLO_ANY_ORDER]).toEqual([10, 1]);
     expect(C.LAYOUT_VERSION).toBe(6);
     expect([C.SIZEOF_SLOT, C.SLOT_COUNT, C.SLOT_ALIGN, C.RECORD_ALIGN]).toEqual([16, 14, 16, 8]);
     expect([C.SLOT_RECORD, C.SLOT_PAD, C.SLOT_RECORDS, C.SLOT_MAX_RECORDS]).toEqual([1, 2, 3, 65535]);

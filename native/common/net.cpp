@@ -121,11 +121,14 @@ int send_all(int fd, const uint8_t* buf, size_t len, int timeout_ms) {
   return PD3_OK;
 }
 
-int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms, pd3_hello_reply* reply) {
+int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms, pd3_hello_reply* reply,
+                 uint16_t flags) {
   std::vector<uint8_t> hello;
-  if (!encode_hello(token, tenant, &hello))
+  if (!encode_hello(token, tenant, flags, &hello)) {
+    if ((flags & ~PD3_HELLO_FLAGS_KNOWN) != 0) return fail(PD3_E_INVAL, "unknown hello flags %#x", unsigned(flags));
     return token.size() > PD3_TOKEN_MAX ? fail(PD3_E_INVAL, "auth token longer than %u bytes", PD3_TOKEN_MAX)
                                         : check_tenant_name("tenant", tenant);
+  }
   if (const int rc = send_all(fd, hello.data(), hello.size(), timeout_ms)) return rc;
   const uint64_t deadline = now_ns() + uint64_t(timeout_ms) * 1000000ull;
   FrameReader reader(4096);

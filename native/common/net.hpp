@@ -34,11 +34,12 @@ uint64_t now_ns();
 int tcp_connect(const Endpoint& ep, int timeout_ms, int* fd);
 
 // Client side of the hello on a connected non-blocking socket: sends HELLO for `tenant` ("" = the
-// default tenant) with `token` and waits up to `timeout_ms` for the HELLO_REPLY. Returns PD3_OK,
-// PD3_E_INVAL (token too long, bad tenant name), PD3_E_AUTH, PD3_E_BAD_VERSION, PD3_E_PROTOCOL,
+// default tenant) with `token`, asking for `flags` (PD3_HELLO_*), and waits up to `timeout_ms` for
+// the HELLO_REPLY (reply->flags: the flags granted). Returns PD3_OK, PD3_E_INVAL (token too long,
+// bad tenant name, unknown flag), PD3_E_AUTH, PD3_E_BAD_VERSION, PD3_E_PROTOCOL,
 // PD3_E_UNAVAILABLE (connection closed) or PD3_E_TIMEOUT.
 [[nodiscard]] int client_hello(int fd, std::string_view token, std::string_view tenant, int timeout_ms,
-                               pd3_hello_reply* reply);
+                               pd3_hello_reply* reply, uint16_t flags = 0);
 
 // Waits until `fd` is ready for `events` (POLLIN / POLLOUT) or CLOCK_MONOTONIC passes `deadline_ns`.
 // Returns PD3_OK, PD3_E_TIMEOUT or PD3_E_UNAVAILABLE (the socket failed).

@@ -132,11 +132,11 @@ uint64_t response_space(const TransportRequest& req) {
   }
 }
 
-bool encode_hello(std::string_view token, std::string_view tenant, std::vector<uint8_t>* out) {
-  if (token.size() > PD3_TOKEN_MAX || !valid_tenant_name(tenant)) return false;
+bool encode_hello(std::string_view token, std::string_view tenant, uint16_t flags, std::vector<uint8_t>* out) {
+  if (token.size() > PD3_TOKEN_MAX || !valid_tenant_name(tenant) || (flags & ~PD3_HELLO_FLAGS_KNOWN) != 0) return false;
   FrameBuilder b(out);
   b.begin(PD3_FRAME_HELLO, 0);
-  const pd3_hello h{PD3_TRANSPORT_MAGIC, PD3_TRANSPORT_VERSION, uint16_t(token.size()), uint16_t(tenant.size()), 0};
+  const pd3_hello h{PD3_TRANSPORT_MAGIC, PD3_TRANSPORT_VERSION, uint16_t(token.size()), uint16_t(tenant.size()), flags};
   b.raw(&h, sizeof h, 0);
   b.raw(token.data(), token.size(), 0);
   b.raw(tenant.data(), tenant.size(), 0);
@@ -144,7 +144,8 @@ bool encode_hello(std::string_view token, std::string_view tenant, std::vector<u
   return true;
 }
 
-int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant) {
+int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant,
+                uint16_t* flags) {
   pd3_hello h{};
   // Magic and version first, from the part every version of the hello shares: a client of another
   // version learns PD3_E_BAD_VERSION even when the rest of its hello is laid out differently.
@@ -157,10 +158,12 @@ int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token,
                 PD3_TRANSPORT_VERSION);
   if (len < sizeof h) return fail(PD3_E_PROTOCOL, "hello of %zu bytes is too short", len);
   std::memcpy(&h, body, sizeof h);
-  if (h.token_len > PD3_TOKEN_MAX || h.tenant_len > PD3_TENANT_MAX || h.reserved != 0 ||
-      len != sizeof h + h.token_len + h.tenant_len)
+  if (h.token_len > PD3_TOKEN_MAX || h.tenant_len > PD3_TENANT_MAX || len != sizeof h + h.token_len + h.tenant_len)
     return fail(PD3_E_PROTOCOL, "hello token length %u and tenant length %u do not match the frame",
                 unsigned(h.token_len), unsigned(h.tenant_len));
+  if ((h.flags & ~PD3_HELLO_FLAGS_KNOWN) != 0)
+    return fail(PD3_E_PROTOCOL, "hello flags %#x: unknown to this server (it knows %#x)", unsigned(h.flags),
+                unsigned(PD3_HELLO_FLAGS_KNOWN));
   const std::string_view claimed(reinterpret_cast<const char*>(body) + sizeof h + h.token_len, h.tenant_len);
   if (!valid_tenant_name(claimed)) return fail(PD3_E_PROTOCOL, "hello names an invalid tenant");
   const std::string expected = cluster_token.empty() ? std::string() : tenant_credential(cluster_token, claimed);
@@ -172,6 +175,7 @@ int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token,
     return claimed.empty() ? fail(PD3_E_AUTH, "wrong auth token")
                            : fail(PD3_E_AUTH, "wrong credential for tenant %.*s", int(claimed.size()), claimed.data());
   tenant->assign(claimed);
+  *flags = h.flags;
   return PD3_OK;
 }
 

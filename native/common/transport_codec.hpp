@@ -61,15 +61,18 @@ uint64_t response_space(const TransportRequest& req);
 inline constexpr uint32_t PD3_STATS_REPLY_MAX = 4096;
 
 // The HELLO a client sends for `tenant` ("" = the default tenant) with `token` (the cluster token,
-// or the tenant's credential). Returns false if the token is longer than PD3_TOKEN_MAX or the
-// tenant name is not valid_tenant_name().
-[[nodiscard]] bool encode_hello(std::string_view token, std::string_view tenant, std::vector<uint8_t>* out);
-// Server side: parses a HELLO frame body and sets *tenant to the tenant it names. Returns PD3_OK,
-// PD3_E_PROTOCOL (malformed, wrong magic, or a bad tenant name), PD3_E_BAD_VERSION or PD3_E_AUTH:
-// the token differs from tenant_credential(cluster_token, tenant), compared in constant time.
-// A server without a cluster token (empty) authenticates nobody: the token must be empty too,
-// and the tenant name only separates data.
-[[nodiscard]] int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant);
+// or the tenant's credential), asking for `flags` (PD3_HELLO_*). Returns false if the token is
+// longer than PD3_TOKEN_MAX, the tenant name is not valid_tenant_name() or a flag is unknown.
+[[nodiscard]] bool encode_hello(std::string_view token, std::string_view tenant, uint16_t flags,
+                                std::vector<uint8_t>* out);
+// Server side: parses a HELLO frame body and sets *tenant to the tenant it names and *flags to the
+// flags it asks for. Returns PD3_OK, PD3_E_PROTOCOL (malformed, wrong magic, a bad tenant name or
+// an unknown flag), PD3_E_BAD_VERSION or PD3_E_AUTH: the token differs from
+// tenant_credential(cluster_token, tenant), compared in constant time. A server without a cluster
+// token (empty) authenticates nobody: the token must be empty too, and the tenant name only
+// separates data.
+[[nodiscard]] int check_hello(const uint8_t* body, size_t len, std::string_view cluster_token, std::string* tenant,
+                              uint16_t* flags);
 // The HELLO_REPLY frame for `reply` (all fields but magic filled by the caller).
 void encode_hello_reply(pd3_hello_reply reply, std::vector<uint8_t>* out);
 // Client side: parses a HELLO_REPLY frame body. Returns PD3_OK, PD3_E_PROTOCOL, or the negative

@@ -87,7 +87,9 @@ int ServerLink::on_connected() {
   const int one = 1;
   setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   std::vector<uint8_t> hello;
-  if (!encode_hello(options_.token, options_.tenant, &hello))
+  // Any order: a frame whose response waits for the disk (a write under --sync batch) does not hold
+  // back the reads and prefetches sent after it.
+  if (!encode_hello(options_.token, options_.tenant, PD3_HELLO_ANY_ORDER, &hello))
     return fail(PD3_E_INVAL, "auth token longer than %u bytes, or a bad tenant name", PD3_TOKEN_MAX);
   outgoing_.push_back(Outgoing{std::move(hello), 0});
   state_ = LinkState::kHello;
@@ -113,6 +115,7 @@ int ServerLink::on_hello_reply() {
   capacity_ = reply.capacity;
   free_bytes_ = std::min(reply.free_bytes, reply.capacity);
   max_frame_ = std::min<uint32_t>(reply.max_frame, PD3_FRAME_MAX_LIMIT);
+  any_order_ = (reply.flags & PD3_HELLO_ANY_ORDER) != 0;
   hello_reader_ = FrameReader(4096);
   state_ = LinkState::kUp;
   update_interest();
@@ -138,23 +141,37 @@ int ServerLink::on_events(uint32_t events, std::vector<ReceivedFrame>* out) {
   return PD3_OK;
 }
 
-int ServerLink::check_response_header(const InflightFrame& f) {
-  pd3_frame h;
-  std::memcpy(&h, f.space.data, sizeof h);
-  const uint32_t reserved = uint32_t(std::min<uint64_t>(f.space.len, PD3_FRAME_MAX_LIMIT));
-  if (check_frame_header(h, reserved) != PD3_OK)
-    return fail(PD3_E_PROTOCOL, "%s: response frame of %u bytes, kind %u, flags %#x does not fit the %u reserved",
-                endpoint_.str().c_str(), h.length, unsigned(h.kind), unsigned(h.flags), reserved);
-  if (h.kind != PD3_FRAME_RESPONSE)
-    return fail(PD3_E_PROTOCOL, "%s sent frame kind %u, expected a response", endpoint_.str().c_str(), unsigned(h.kind));
-  if (h.seq != f.seq)
-    return fail(PD3_E_PROTOCOL, "%s answered batch %llu, expected %llu", endpoint_.str().c_str(),
-                (unsigned long long)h.seq, (unsigned long long)f.seq);
-  if (h.count != f.records.size())
-    return fail(PD3_E_PROTOCOL, "%s answered %u records of a batch of %zu", endpoint_.str().c_str(), h.count,
-                f.records.size());
-  frame_len_ = h.length;
-  return PD3_OK;
+ServerLink::InflightFrame* ServerLink::match_response(const pd3_frame& h) {
+  InflightFrame* f = &inflight_.front();
+  if (any_order_) {
+    const auto it = std::find_if(inflight_.begin(), inflight_.end(), [&](const InflightFrame& g) { return g.seq == h.seq; });
+    if (it == inflight_.end()) {
+      fail(PD3_E_PROTOCOL, "%s answered batch %llu, which is not in flight", endpoint_.str().c_str(),
+           (unsigned long long)h.seq);
+      return nullptr;
+    }
+    f = &*it;
+  } else if (h.seq != f->seq) {
+    fail(PD3_E_PROTOCOL, "%s answered batch %llu, expected %llu", endpoint_.str().c_str(), (unsigned long long)h.seq,
+         (unsigned long long)f->seq);
+    return nullptr;
+  }
+  const uint32_t reserved = uint32_t(std::min<uint64_t>(f->space.len, PD3_FRAME_MAX_LIMIT));
+  if (check_frame_header(h, reserved) != PD3_OK) {
+    fail(PD3_E_PROTOCOL, "%s: response frame of %u bytes, kind %u, flags %#x does not fit the %u reserved",
+         endpoint_.str().c_str(), h.length, unsigned(h.kind), unsigned(h.flags), reserved);
+    return nullptr;
+  }
+  if (h.kind != PD3_FRAME_RESPONSE) {
+    fail(PD3_E_PROTOCOL, "%s sent frame kind %u, expected a response", endpoint_.str().c_str(), unsigned(h.kind));
+    return nullptr;
+  }
+  if (h.count != f->records.size()) {
+    fail(PD3_E_PROTOCOL, "%s answered %u records of a batch of %zu", endpoint_.str().c_str(), h.count,
+         f->records.size());
+    return nullptr;
+  }
+  return f;
 }
 
 int ServerLink::receive(std::vector<ReceivedFrame>* out) {
@@ -162,9 +179,12 @@ int ServerLink::receive(std::vector<ReceivedFrame>* out) {
     uint8_t probe;
     uint8_t* into = &probe;
     uint64_t want = 1;  // nothing in flight: any byte is one no request asked for
-    if (!inflight_.empty()) {
-      into = inflight_.front().space.data + received_;
-      want = (frame_len_ ? frame_len_ : sizeof(pd3_frame)) - received_;
+    if (receiving_ != nullptr) {
+      into = receiving_->space.data + received_;
+      want = frame_len_ - received_;
+    } else if (!inflight_.empty()) {
+      into = reinterpret_cast<uint8_t*>(&header_) + received_;
+      want = sizeof header_ - received_;
     }
     const ssize_t n = ::recv(fd_.get(), into, want, 0);
     if (n == 0) return fail(PD3_E_UNAVAILABLE, "%s closed the connection", endpoint_.str().c_str());
@@ -175,18 +195,24 @@ int ServerLink::receive(std::vector<ReceivedFrame>* out) {
     }
     bytes_received_ += uint64_t(n);
     if (inflight_.empty()) return fail(PD3_E_PROTOCOL, "%s sent bytes no request asked for", endpoint_.str().c_str());
-    InflightFrame& f = inflight_.front();
     received_ += uint64_t(n);
-    if (frame_len_ == 0 && received_ == sizeof(pd3_frame))
-      if (const int rc = check_response_header(f)) return rc;
-    if (frame_len_ == 0 || received_ < frame_len_) continue;
+    if (receiving_ == nullptr) {
+      if (received_ < sizeof header_) continue;
+      receiving_ = match_response(header_);
+      if (receiving_ == nullptr) return PD3_E_PROTOCOL;
+      std::memcpy(receiving_->space.data, &header_, sizeof header_);
+      frame_len_ = header_.length;
+    }
+    if (received_ < frame_len_) continue;
+    InflightFrame& f = *receiving_;
     const uint8_t* body = f.space.data + sizeof(pd3_frame);
     const uint32_t body_len = uint32_t(frame_len_ - sizeof(pd3_frame));
     if (validate_responses(body, body_len, uint32_t(f.records.size())) != PD3_OK)
       return fail(PD3_E_PROTOCOL, "%s: malformed response frame: %s", endpoint_.str().c_str(), pd3_last_error());
     inflight_records_ -= f.records.size();
     out->push_back(ReceivedFrame{std::move(f.records), f.space, body, body_len});
-    inflight_.pop_front();
+    inflight_.erase(std::find_if(inflight_.begin(), inflight_.end(), [&](const InflightFrame& g) { return &g == &f; }));
+    receiving_ = nullptr;
     received_ = frame_len_ = 0;
   }
 }
@@ -215,6 +241,8 @@ void ServerLink::close(uint64_t now, ResponseBuffer& buffer, std::vector<LinkRec
   outgoing_.clear();
   unsent_records_ = inflight_records_ = 0;
   unsent_bytes_ = received_ = frame_len_ = 0;
+  receiving_ = nullptr;
+  any_order_ = false;
   hello_reader_ = FrameReader(4096);
   state_ = LinkState::kDown;
   retry_at_ = now + options_.reconnect_ns;

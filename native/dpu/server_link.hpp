@@ -128,7 +128,9 @@ class ServerLink {
   int on_connected();
   int on_hello_reply();
   int receive(std::vector<ReceivedFrame>* out);
-  int check_response_header(const InflightFrame& f);
+  // The in-flight frame a response header answers (the oldest, unless the server may answer in any
+  // order), checked against it; nullptr with pd3_last_error set if none fits.
+  InflightFrame* match_response(const pd3_frame& h);
   int write_out();
   void update_interest();
   uint64_t frame_limit() const;
@@ -159,7 +161,10 @@ class ServerLink {
   std::deque<Outgoing> outgoing_;
   std::vector<std::vector<uint8_t>> spare_;  // sent frames' buffers, reused for new frames
   uint64_t next_seq_ = 1;
-  uint64_t received_ = 0;    // bytes of the front in-flight frame's response received so far
+  bool any_order_ = false;   // the server granted PD3_HELLO_ANY_ORDER: responses matched by seq
+  pd3_frame header_{};       // the header of the response being received, until it is matched
+  InflightFrame* receiving_ = nullptr;  // the frame it answers (stable: deque::push_back keeps references)
+  uint64_t received_ = 0;    // bytes of that response received so far
   uint64_t frame_len_ = 0;   // its length, once the header is in (0 before)
   size_t unsent_records_ = 0;
   uint64_t unsent_bytes_ = 0;

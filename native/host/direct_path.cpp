@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "common/error.hpp"
 #include "pd3/status.h"
@@ -37,7 +39,8 @@ int DirectPath::ensure_connected_locked(Link& l) {
   int rc = tcp_connect(l.endpoint, int(options_.timeout_ms), &fd);
   pd3_hello_reply reply{};
   if (rc == PD3_OK) {
-    rc = client_hello(fd, options_.token, options_.tenant, int(options_.timeout_ms), &reply);
+    // Any order: a frame whose writes wait for the server's disk does not hold back later reads.
+    rc = client_hello(fd, options_.token, options_.tenant, int(options_.timeout_ms), &reply, PD3_HELLO_ANY_ORDER);
     if (rc != PD3_OK) ::close(fd);
   }
   if (rc != PD3_OK) {
@@ -132,9 +135,13 @@ int DirectPath::flush_locked(Link& l) {
     b.finish();
     l.queued.clear();
     l.queued_records = 0;
-    l.sent_ids.insert(l.sent_ids.end(), l.queued_ids.begin(), l.queued_ids.end());
-    l.queued_ids.clear();
-    l.sent_frames_ns.push_back(now_ns());
+    l.sent_records += l.queued_ids.size();
+    std::vector<Link::Pending> next;
+    if (!l.spare_ids.empty()) {
+      next = std::move(l.spare_ids.back());
+      l.spare_ids.pop_back();
+    }
+    l.sent.push_back(Link::SentFrame{l.next_seq - 1, now_ns(), std::exchange(l.queued_ids, std::move(next))});
   }
   // What a full socket does not take stays queued for the next pump (wait() watches for room):
   // blocking here could deadlock against a server that is itself waiting for us to read.
@@ -144,7 +151,6 @@ int DirectPath::flush_locked(Link& l) {
 int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why, int status) {
   fail(status, "memory server %s: %s", l.endpoint.str().c_str(), why);
   l.last_error = PD3_E_UNAVAILABLE;
-  l.sent_frames_ns.clear();
   if (l.fd >= 0) ::close(l.fd);
   l.fd = -1;
   l.retry_after_ns = now_ns() + uint64_t(options_.retry_ms) * 1000000ull;
@@ -153,16 +159,20 @@ int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why, int
   l.queued.clear();
   l.queued_records = 0;
   int n = 0;
-  for (auto* q : {&l.sent_ids, &l.queued_ids}) {
-    for (const Link::Pending& p : *q) {
+  const auto fail_all = [&](std::vector<Link::Pending>& ids) {
+    for (const Link::Pending& p : ids) {
       TransportResponse r;
       r.op_id = p.op_id;
       r.status = uint16_t(-status);
       done(pd3_id_of(p.op_id), r);
       ++n;
     }
-    q->clear();
-  }
+    ids.clear();
+  };
+  for (Link::SentFrame& f : l.sent) fail_all(f.ids);
+  l.sent.clear();
+  l.sent_records = 0;
+  fail_all(l.queued_ids);
   return n;
 }
 
@@ -175,34 +185,49 @@ int DirectPath::receive_locked(Link& l, const Done& done) {
       const uint8_t* body;
       const int rc = l.reader.next(&f, &body);
       if (rc == 0) break;
-      const size_t len = f.length - sizeof f;
-      if (rc < 0 || f.kind != PD3_FRAME_RESPONSE || f.count > l.sent_ids.size() ||
-          validate_responses(body, len, f.count) != PD3_OK)
+      if (rc < 0 || f.kind != PD3_FRAME_RESPONSE || validate_responses(body, f.length - sizeof f, f.count) != PD3_OK)
         return n + fail_link_locked(l, done, "malformed response frame");
-      if (!l.sent_frames_ns.empty()) l.sent_frames_ns.pop_front();
-      size_t pos = 0;
-      for (uint32_t i = 0; i < f.count; ++i) {
-        TransportResponse r;
-        decode_response(body + pos, len - pos, &r);
-        pos += r.record_len;
-        const Link::Pending p = l.sent_ids.front();
-        l.sent_ids.pop_front();
-        if (r.op_id != p.op_id) return n + fail_link_locked(l, done, "response out of order");
-        // A server out of room rests for the refraction period (the caller may allocate again).
-        // (r.status is the status's magnitude.)
-        if (p.ctl == PD3_CTL_ALLOCATE && -int(r.status) == PD3_E_NOSPACE) placement_.refused(l.index, now_ns());
-        if (p.ctl == PD3_CTL_ALLOCATE && r.status == 0 && r.data_len >= sizeof(pd3_alloc_reply)) {
-          pd3_alloc_reply a;
-          std::memcpy(&a, r.data, sizeof a);
-          l.free_bytes = l.free_bytes > a.capacity ? l.free_bytes - a.capacity : 0;
-        }
-        done(pd3_id_of(r.op_id), r);
-        ++n;
-      }
+      if (!complete_frame_locked(l, f, body, done, &n))
+        return n + fail_link_locked(l, done, "response that matches no request frame in flight");
     }
     if (got < 0) return n + fail_link_locked(l, done, "connection closed");
     if (got == 0) return n;
   }
+}
+
+bool DirectPath::complete_frame_locked(Link& l, const pd3_frame& f, const uint8_t* body, const Done& done,
+                                       int* completed) {
+  const auto it = std::find_if(l.sent.begin(), l.sent.end(), [&](const Link::SentFrame& s) { return s.seq == f.seq; });
+  if (it == l.sent.end() || it->ids.size() != f.count) return false;
+  const size_t len = f.length - sizeof f;
+  size_t pos = 0;
+  for (uint32_t i = 0; i < f.count; ++i) {
+    const Link::Pending p = it->ids[i];
+    TransportResponse r;
+    decode_response(body + pos, len - pos, &r);
+    pos += r.record_len;
+    if (r.op_id != p.op_id) {  // the ones before are complete: the caller fails the rest with the link
+      l.sent_records -= i;
+      it->ids.erase(it->ids.begin(), it->ids.begin() + i);
+      return false;
+    }
+    // A server out of room rests for the refraction period (the caller may allocate again).
+    // (r.status is the status's magnitude.)
+    if (p.ctl == PD3_CTL_ALLOCATE && -int(r.status) == PD3_E_NOSPACE) placement_.refused(l.index, now_ns());
+    if (p.ctl == PD3_CTL_ALLOCATE && r.status == 0 && r.data_len >= sizeof(pd3_alloc_reply)) {
+      pd3_alloc_reply a;
+      std::memcpy(&a, r.data, sizeof a);
+      l.free_bytes = l.free_bytes > a.capacity ? l.free_bytes - a.capacity : 0;
+    }
+    done(pd3_id_of(r.op_id), r);
+    ++*completed;
+  }
+  l.sent_records -= f.count;
+  std::vector<Link::Pending> ids = std::move(it->ids);
+  l.sent.erase(it);
+  ids.clear();
+  if (l.spare_ids.size() < 8) l.spare_ids.push_back(std::move(ids));
+  return true;
 }
 
 int DirectPath::pump(const Done& done) {
@@ -219,9 +244,9 @@ int DirectPath::pump(const Done& done) {
         continue;
       }
     }
-    if (!l->sent_ids.empty() || l->reader.buffered() > 0) n += receive_locked(*l, done);
-    if (l->fd >= 0 && !l->sent_frames_ns.empty() &&
-        now_ns() - l->sent_frames_ns.front() > uint64_t(options_.request_timeout_ms) * 1000000ull)
+    if (!l->sent.empty() || l->reader.buffered() > 0) n += receive_locked(*l, done);
+    if (l->fd >= 0 && !l->sent.empty() &&
+        now_ns() - l->sent.front().sent_ns > uint64_t(options_.request_timeout_ms) * 1000000ull)
       n += fail_link_locked(*l, done, "no answer within the request timeout", PD3_E_TIMEOUT);
   }
   return n;
@@ -232,7 +257,7 @@ int DirectPath::wait(uint32_t timeout_us) {
   {
     std::lock_guard lock(mu_);
     for (auto& l : links_) {
-      if (l->fd < 0 || (l->sent_ids.empty() && l->out.empty())) continue;
+      if (l->fd < 0 || (l->sent.empty() && l->out.empty())) continue;
       fds.push_back({l->fd, short(POLLIN | (l->out.empty() ? 0 : POLLOUT)), 0});
     }
   }
@@ -244,7 +269,7 @@ int DirectPath::wait(uint32_t timeout_us) {
 uint64_t DirectPath::outstanding() const {
   std::lock_guard lock(mu_);
   uint64_t n = 0;
-  for (auto& l : links_) n += l->sent_ids.size() + l->queued_ids.size();
+  for (auto& l : links_) n += l->sent_records + l->queued_ids.size();
   return n;
 }
 

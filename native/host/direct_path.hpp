@@ -48,7 +48,8 @@ class DirectPath {
   using Done = std::function<void(uint16_t id, const TransportResponse& response)>;
 
   // Sends what is queued (as much as the sockets take) and completes what has arrived, calling
-  // `done` per response in each server's order. A connection that fails completes its outstanding
+  // `done` per response as it arrives (a server may answer a frame before an earlier one whose
+  // writes wait for its disk: the hello asks for PD3_HELLO_ANY_ORDER). A connection that fails completes its outstanding
   // requests with PD3_E_UNAVAILABLE, one whose oldest frame went unanswered for
   // request_timeout_ms with PD3_E_TIMEOUT. Returns the number completed. Never blocks.
   int pump(const Done& done);
@@ -72,6 +73,10 @@ class DirectPath {
   int flush_locked(Link& l);
   // Reads and completes every whole response frame `l` has. Returns the number completed.
   int receive_locked(Link& l, const Done& done);
+  // Completes the records of response frame `f` (validated) against the sent frame it answers,
+  // adding them to *completed; false if it answers none, or a record does not match (the caller
+  // then fails the link, completing the rest).
+  bool complete_frame_locked(Link& l, const pd3_frame& f, const uint8_t* body, const Done& done, int* completed);
 
   DirectOptions options_;
   mutable std::mutex mu_;
@@ -87,6 +92,12 @@ struct DirectPath::Link {
     uint16_t op_id;
     uint16_t ctl;  // CONTROL sub-op, else 0
   };
+  // A request frame sent and not yet answered.
+  struct SentFrame {
+    uint64_t seq;
+    uint64_t sent_ns;
+    std::vector<Pending> ids;  // its requests, in order
+  };
 
   Endpoint endpoint;
   size_t index = 0;  // in links_: placement's name for it
@@ -98,10 +109,11 @@ struct DirectPath::Link {
   uint64_t next_seq = 1;
   std::vector<uint8_t> queued;       // request records not yet framed
   uint32_t queued_records = 0;
-  std::deque<Pending> queued_ids;    // their requests, in order
+  std::vector<Pending> queued_ids;   // their requests, in order
   OutBuffer out;                     // framed bytes not yet written
-  std::deque<Pending> sent_ids;      // records sent and not yet answered, in order
-  std::deque<uint64_t> sent_frames_ns;  // when each unanswered frame was sent, oldest first
+  std::deque<SentFrame> sent;        // frames sent and not yet answered, oldest first
+  size_t sent_records = 0;           // the requests in them
+  std::vector<std::vector<Pending>> spare_ids;  // answered frames' id lists, reused
   FrameReader reader;
 };
 

@@ -131,8 +131,9 @@ bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
     return false;
   }
   std::string tenant;
+  uint16_t flags = 0;
   const int rc = hdr.count != 0 ? fail(PD3_E_PROTOCOL, "hello frame with count %u", hdr.count)
-                                : check_hello(body, hdr.length - sizeof hdr, ctx_.options.token, &tenant);
+                                : check_hello(body, hdr.length - sizeof hdr, ctx_.options.token, &tenant, &flags);
   pd3_hello_reply reply{};
   reply.version = PD3_TRANSPORT_VERSION;
   if (rc != PD3_OK) {  // a refused client learns the status and our version, nothing about the store
@@ -148,7 +149,9 @@ bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
   reply.max_frame = ctx_.options.max_frame;
   reply.capacity = ctx_.store.capacity();
   reply.free_bytes = ctx_.store.free_bytes();
+  reply.flags = flags;  // every known flag is honoured
   encode_hello_reply(reply, &out_.bytes());
+  any_order_ = (flags & PD3_HELLO_ANY_ORDER) != 0;
   tenant_ = Tenant::named(tenant);
   if (!tenant.empty())
     ctx_.log.log(LogLevel::kInfo, "conn.tenant", "conn %llu %s: tenant %s", (unsigned long long)id_, peer_.c_str(),
@@ -228,11 +231,11 @@ bool Connection::finish_frame(FrameBuilder& b, size_t start) {
     return false;
   }
   b.finish();
-  if (ticket == 0 && held_.empty()) {
+  if (ticket == 0 && (held_.empty() || any_order_)) {
     count_frame(frame_.hdr.count);
     return true;
   }
-  // Held: nothing of it is sent before its sync, and every earlier held frame's, are done.
+  // Held: nothing of it is sent before its sync (and, in order, every earlier held frame's) is done.
   HeldResponse h{ticket, frame_.hdr.seq, frame_.hdr.count,
                  std::vector<uint8_t>(bytes.begin() + ptrdiff_t(start), bytes.end())};
   bytes.resize(start);
@@ -242,22 +245,25 @@ bool Connection::finish_frame(FrameBuilder& b, size_t start) {
 }
 
 bool Connection::release_held() {
-  while (!held_.empty()) {
-    HeldResponse& h = held_.front();
-    if (h.ticket != 0) {
-      const int status = ctx_.store.sync_status(h.ticket);
-      if (status == tier::kWait) return true;
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->ticket != 0) {
+      const int status = ctx_.store.sync_status(it->ticket);
+      if (status == tier::kWait) {
+        if (!any_order_) return true;  // the later ones wait behind it
+        ++it;
+        continue;
+      }
       if (status != tier::kReady) {
         const std::string why = pd3_last_error();
-        sync_failed(h.seq, held_.size(), why.c_str());
+        sync_failed(it->seq, held_.size(), why.c_str());
         return false;
       }
     }
     std::vector<uint8_t>& bytes = out_.bytes();
-    bytes.insert(bytes.end(), h.bytes.begin(), h.bytes.end());
-    held_bytes_ -= h.bytes.size();
-    count_frame(h.records);
-    held_.pop_front();
+    bytes.insert(bytes.end(), it->bytes.begin(), it->bytes.end());
+    held_bytes_ -= it->bytes.size();
+    count_frame(it->records);
+    it = held_.erase(it);
   }
   return true;
 }

@@ -51,10 +51,12 @@ struct ConnectionContext {
 //
 // A frame whose sync waits for the disk (the tier's group commit) does not stop the connection: its
 // response is held, and the frames after it run meanwhile, so their writes join the next batch
-// instead of each waiting a batch of its own. Held responses are sent strictly in order, each once
-// its own sync and every earlier one's are done, so no response (a read's included) reaches the
-// client before the writes of the frames ahead of it are durable. A failed sync closes the
-// connection with every held response unsent.
+// instead of each waiting a batch of its own. By default held responses are sent strictly in order,
+// each once its own sync and every earlier one's are done. A client whose hello asked for
+// PD3_HELLO_ANY_ORDER matches responses by seq: each held response goes as soon as its own sync is
+// done, so a read need not wait behind an unrelated write's fdatasync (a read of what an earlier
+// frame wrote waits for that write's batch all the same: MemStore::begin_sync). A failed sync
+// closes the connection with every held response unsent.
 class Connection {
  public:
   Connection(const ConnectionContext& ctx, uint64_t id, UniqueFd fd, std::string peer, uint64_t hello_deadline_ns);
@@ -146,6 +148,7 @@ class Connection {
   };
   std::deque<HeldResponse> held_;  // oldest first
   size_t held_bytes_ = 0;
+  bool any_order_ = false;  // the hello asked for PD3_HELLO_ANY_ORDER
   tier::Pins pins_;  // what the parked record holds in the tier
   Tenant tenant_;  // whom the hello admitted: every request runs for this tenant
 };

@@ -84,11 +84,14 @@ inline int check_frame(const pd3_frame& f, const uint8_t* raw_body) {
       return 1;
     case PD3_FRAME_HELLO: {
       std::string tenant;
-      const int rc = pd3::check_hello(body.data(), len, kToken, &tenant);
+      uint16_t flags = 0;
+      const int rc = pd3::check_hello(body.data(), len, kToken, &tenant, &flags);
       if (rc != PD3_OK) return 0;
-      // Only the exact hello of the tenant it names, with that tenant's credential, may pass.
+      // Only the exact hello of the tenant it names, with that tenant's credential and known flags,
+      // may pass.
+      PD3_FUZZ_ASSERT((flags & ~PD3_HELLO_FLAGS_KNOWN) == 0);
       std::vector<uint8_t> good;
-      PD3_FUZZ_ASSERT(pd3::encode_hello(pd3::tenant_credential(kToken, tenant), tenant, &good));
+      PD3_FUZZ_ASSERT(pd3::encode_hello(pd3::tenant_credential(kToken, tenant), tenant, flags, &good));
       PD3_FUZZ_ASSERT(len == good.size() - sizeof(pd3_frame));
       PD3_FUZZ_ASSERT(std::memcmp(body.data(), good.data() + sizeof(pd3_frame), len) == 0);
       return 1;

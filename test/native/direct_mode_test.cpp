@@ -225,6 +225,44 @@ TEST(direct_server_killed_mid_run_fails_outstanding_requests) {
   CHECK_EQ(await(host.h, &c), PD3_OK);
 }
 
+// A server that grants PD3_HELLO_ANY_ORDER answers three frames newest first: each request completes
+// with its own bytes. One that does not grant it answers in order, and the same holds.
+TEST(direct_responses_in_any_order_complete_their_own_requests) {
+  for (const bool grant : {true, false}) {
+    pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+    s.any_order = grant;
+    REQUIRE(s.start());
+    DirectHost host(at(s.port()), "t");
+    REQUIRE(host.rc == PD3_OK);
+    pd3_completion c{};
+    REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
+    REQUIRE(await(host.h, &c) == PD3_OK);
+    const uint32_t region = c.region;
+    for (uint32_t i = 0; i < 3; ++i) {
+      const uint64_t word = 0x1111111111111111ull * (i + 1);
+      REQUIRE(pd3_host_write(host.h, region, i * 8, &word, 8, 10 + i) >= 0);
+      REQUIRE(await(host.h, &c) == PD3_OK);
+    }
+    s.mute = true;
+    uint64_t back[3] = {};
+    const uint64_t frames_before = s.frames.load();
+    for (uint32_t i = 0; i < 3; ++i) {  // three frames: each read is sent by its own poll
+      REQUIRE(pd3_host_read(host.h, region, i * 8, 8, &back[i], 20 + i) >= 0);
+      CHECK_EQ(pd3_host_poll(host.h, &c, 0), 0);
+      for (int t = 0; t < 1000 && s.frames.load() < frames_before + i + 1; ++t) usleep(1000);
+    }
+    REQUIRE(s.frames.load() == frames_before + 3);
+    s.mute = false;
+    std::vector<uint64_t> order;
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(await(host.h, &c) == PD3_OK);
+      order.push_back(c.user_data);
+    }
+    CHECK(order == (grant ? std::vector<uint64_t>{22, 21, 20} : std::vector<uint64_t>{20, 21, 22}));
+    for (uint32_t i = 0; i < 3; ++i) CHECK_EQ(back[i], 0x1111111111111111ull * (i + 1));
+  }
+}
+
 TEST(direct_mute_server_times_out) {
   pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
   REQUIRE(s.start());

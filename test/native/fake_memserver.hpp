@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -43,6 +44,9 @@ class FakeMemServer {
   std::atomic<bool> mute{false};          // answer hellos, hold request frames until cleared
   std::atomic<bool> silent{false};        // accept connections, never answer anything
   std::atomic<bool> corrupt_next{false};  // the next response frame carries a wrong batch number
+  // Grants PD3_HELLO_ANY_ORDER to clients that ask (set before they connect), and then answers the
+  // frames held while muted newest first.
+  std::atomic<bool> any_order{false};
   std::atomic<uint64_t> frames{0};        // request frames received
   std::atomic<uint64_t> records{0};       // request records received
   std::atomic<uint64_t> largest_frame{0}; // most records seen in one frame
@@ -88,6 +92,7 @@ class FakeMemServer {
     pd3::UniqueFd fd;
     pd3::FrameReader reader{PD3_FRAME_MAX_DEFAULT};
     bool greeted = false;
+    bool any_order = false;                 // granted PD3_HELLO_ANY_ORDER
     std::deque<std::vector<uint8_t>> held;  // request frames (header + body) kept while muted
   };
 
@@ -120,11 +125,16 @@ class FakeMemServer {
   // Reads and answers what one connection has; false when it must be closed.
   bool step(Conn& c, bool readable) {
     if (!mute.load()) {
+      // Executed in the order received, as a real server does; only the answers may go newest first.
+      std::vector<std::vector<uint8_t>> answers;
       while (!c.held.empty()) {
-        std::vector<uint8_t> f = std::move(c.held.front());
+        answers.push_back(execute_frame(c.held.front().data(), c.held.front().size()));
         c.held.pop_front();
-        if (!answer(c, f.data(), f.size())) return false;
+        if (answers.back().empty()) return false;
       }
+      if (c.any_order) std::reverse(answers.begin(), answers.end());
+      for (const auto& a : answers)
+        if (pd3::send_all(c.fd.get(), a.data(), a.size(), 2000) != PD3_OK) return false;
     }
     if (!readable) return true;
     if (c.reader.fill(c.fd.get()) < 0) return false;
@@ -139,8 +149,11 @@ class FakeMemServer {
       if (!c.greeted) {
         if (h.kind != PD3_FRAME_HELLO) return false;
         std::string tenant;
-        const int rc = pd3::check_hello(body, body_len, options_.token, &tenant);
+        uint16_t flags = 0;
+        const int rc = pd3::check_hello(body, body_len, options_.token, &tenant, &flags);
+        c.any_order = any_order.load() && (flags & PD3_HELLO_ANY_ORDER) != 0;
         pd3_hello_reply r{};
+        r.flags = c.any_order ? uint16_t(PD3_HELLO_ANY_ORDER) : uint16_t(0);
         r.version = PD3_TRANSPORT_VERSION;
         r.status = uint16_t(-rc);
         r.server_id = options_.server_id;
@@ -172,10 +185,16 @@ class FakeMemServer {
 
   // Executes one request frame and sends its response frame.
   bool answer(Conn& c, const uint8_t* frame, size_t len) {
+    const std::vector<uint8_t> out = execute_frame(frame, len);
+    return !out.empty() && pd3::send_all(c.fd.get(), out.data(), out.size(), 2000) == PD3_OK;
+  }
+
+  // Executes one request frame; its response frame, or nothing if the frame is malformed.
+  std::vector<uint8_t> execute_frame(const uint8_t* frame, size_t len) {
     pd3_frame h;
     std::memcpy(&h, frame, sizeof h);
     const uint8_t* body = frame + sizeof h;
-    if (pd3::validate_requests(body, len - sizeof h, h.count) != PD3_OK) return false;
+    if (pd3::validate_requests(body, len - sizeof h, h.count) != PD3_OK) return {};
     std::vector<uint8_t> out;
     pd3::FrameBuilder b(&out);
     b.begin(PD3_FRAME_RESPONSE, corrupt_next.exchange(false) ? h.seq + 100 : h.seq);
@@ -187,7 +206,7 @@ class FakeMemServer {
       execute(r, &b);
     }
     b.finish();
-    return pd3::send_all(c.fd.get(), out.data(), out.size(), 2000) == PD3_OK;
+    return out;
   }
 
   std::vector<uint8_t>* region(uint32_t id) {

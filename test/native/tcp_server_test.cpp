@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -170,14 +171,16 @@ struct Client {
     fd = -1;
   }
   int connect(uint16_t port) { return pd3::tcp_connect({"127.0.0.1", port}, 1000, &fd); }
-  int hello(std::string_view token = kToken, pd3_hello_reply* reply = nullptr) {
+  int hello(std::string_view token = kToken, pd3_hello_reply* reply = nullptr, uint16_t flags = 0) {
     pd3_hello_reply r;
-    return pd3::client_hello(fd, token, "", 1000, reply ? reply : &r);
+    return pd3::client_hello(fd, token, "", 1000, reply ? reply : &r, flags);
   }
-  // Connects and says hello with the right token.
-  int open(uint16_t port) {
+  // Connects and says hello with the right token, asking for `flags`.
+  int open(uint16_t port, uint16_t flags = 0) {
     if (const int rc = connect(port)) return rc;
-    return hello();
+    pd3_hello_reply reply{};
+    if (const int rc = hello(kToken, &reply, flags)) return rc;
+    return reply.flags == flags ? PD3_OK : PD3_E_PROTOCOL;
   }
   int send(const std::vector<uint8_t>& bytes, size_t from = 0, size_t len = ~size_t(0)) {
     len = std::min(len, bytes.size() - from);
@@ -336,7 +339,7 @@ TEST(tcp_server_hello_and_round_trip) {
   CHECK_EQ(ts.probe->syncs.load(std::memory_order_relaxed), 1u);  // relaxed: a counter, the response came after
 
   std::vector<uint8_t> hello;
-  REQUIRE(pd3::encode_hello(kToken, "", &hello));
+  REQUIRE(pd3::encode_hello(kToken, "", 0, &hello));
   const uint64_t bytes_out = sizeof(pd3_frame) + sizeof(pd3_hello_reply) + f.hdr.length;
   CHECK(ts.wait_stats([&](const pd3::TcpServerStats& s) {
     return s.frames == 1 && s.records == 5 && s.bytes_in == hello.size() + frame.size() && s.bytes_out == bytes_out &&
@@ -491,7 +494,7 @@ TEST(tcp_server_bad_record_framing_executes_nothing) {
   }
   {  // a frame of a kind the server never accepts after the hello
     std::vector<uint8_t> f;
-    REQUIRE(pd3::encode_hello(kToken, "", &f));
+    REQUIRE(pd3::encode_hello(kToken, "", 0, &f));
     bad.push_back(f);
   }
   for (size_t i = 0; i < bad.size(); ++i) {
@@ -575,7 +578,7 @@ TEST(tcp_server_client_disconnects_mid_frame) {
     Client c;
     REQUIRE(c.connect(ts.port()) == PD3_OK);
     std::vector<uint8_t> hello;
-    REQUIRE(pd3::encode_hello(kToken, "", &hello));
+    REQUIRE(pd3::encode_hello(kToken, "", 0, &hello));
     REQUIRE(c.send(hello, 0, 10) == PD3_OK);
   }
   CHECK(ts.wait_log("conn.close", "middle of its hello"));
@@ -1158,6 +1161,64 @@ TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
   }));
 }
 
+// A client that asked for PD3_HELLO_ANY_ORDER gets a read of an untouched page at once, though a
+// write sent before it waits for its fdatasync; a read of the written page comes after the write.
+TEST(tcp_server_tier_any_order_read_overtakes_a_held_write) {
+  TempDir dir("tier-any-order");
+  auto gate = std::make_shared<pd3test::Gate>();
+  const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate](const pd3::tier::IoOp& op) {
+    if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
+    return 0;
+  });
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  REQUIRE(server != nullptr);
+  Client c;
+  REQUIRE(c.open(server->port(), PD3_HELLO_ANY_ORDER) == PD3_OK);
+  const uint32_t reg = allocate_pages(c, 8);
+  REQUIRE(reg != 0);
+  const std::vector<uint8_t> written = pattern(64, 7);
+  gate->hold();
+  std::vector<uint8_t> frames = frame_of(10, {write_rec(reg, 0, written)});
+  build_frame(11, {read_rec(reg, 5 * kTierPage, 64)}, &frames);
+  build_frame(12, {read_rec(reg, 0, 64)}, &frames);
+  REQUIRE(c.send(frames) == PD3_OK);
+  Frame f;
+  std::vector<Resp> r;
+  REQUIRE(c.read_frame(&f, 3000) == 1);  // while the write's fdatasync is held
+  CHECK_EQ(f.hdr.seq, 11u);
+  REQUIRE(parse_response(f, &r));
+  CHECK(r[0].status == 0 && r[0].data == std::vector<uint8_t>(64, 0));
+  CHECK_EQ(c.read_frame(&f, 50), 0);  // the write and the read of its bytes wait
+  gate->release();
+  for (const uint64_t seq : {10u, 12u}) {
+    REQUIRE(c.read_frame(&f, 3000) == 1);
+    CHECK_EQ(f.hdr.seq, seq);
+    REQUIRE(parse_response(f, &r));
+    CHECK_EQ(r[0].status, 0u);
+  }
+  CHECK(r[0].data == written);
+}
+
+// An unknown hello flag is refused with PD3_E_PROTOCOL.
+TEST(tcp_server_unknown_hello_flag_refused) {
+  TestServer ts;
+  REQUIRE(ts.rc == PD3_OK);
+  Client c;
+  REQUIRE(c.connect(ts.port()) == PD3_OK);
+  std::vector<uint8_t> hello;
+  REQUIRE(pd3::encode_hello(kToken, "", 0, &hello));
+  hello[sizeof(pd3_frame) + offsetof(pd3_hello, flags)] = 0x40;
+  REQUIRE(c.send(hello) == PD3_OK);
+  Frame f;
+  REQUIRE(c.read_frame(&f) == 1);
+  pd3_hello_reply reply{};
+  REQUIRE(f.body.size() == sizeof reply);
+  std::memcpy(&reply, f.body.data(), sizeof reply);
+  CHECK_EQ(-int(reply.status), PD3_E_PROTOCOL);
+  CHECK(c.closed_within());
+  CHECK(ts.wait_log("conn.refused", "hello flags 0x40"));
+}
+
 // A failed fdatasync closes the connection without answering its frame or any frame held behind
 // it, though the later frames ran; a reader on another connection still finds every byte on disk
 // once a later batch succeeds.
@@ -1200,8 +1261,9 @@ TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
 
 // Stress: four clients each keep up to eight frames in flight on one connection over the tier
 // (--sync batch, fdatasyncs delayed at random so responses are held behind each other), writing and
-// reading pages of their own, evicted in turn. Every response comes in order and every read returns
-// what the client's own earlier frames wrote.
+// reading pages of their own, evicted in turn. Two ask for responses in any order. Every frame is
+// answered once (in order for the other two) and every read returns what the client's own earlier
+// frames wrote.
 TEST(tcp_server_tier_stress_pipelined_clients_match_a_model) {
   TempDir dir("tier-held-stress");
   const pd3::MemStoreOptions so = tier_store_options(dir.path, [](const pd3::tier::IoOp& op) {
@@ -1225,14 +1287,15 @@ TEST(tcp_server_tier_stress_pipelined_clients_match_a_model) {
   for (uint32_t t = 0; t < kClients; ++t) {
     threads.emplace_back([&, t] {
       uint32_t& err = errors[t];
+      const bool any_order = t >= 2;
       Client c;
-      if (c.open(server->port()) != PD3_OK) return void(++err);
+      if (c.open(server->port(), any_order ? PD3_HELLO_ANY_ORDER : 0) != PD3_OK) return void(++err);
       pd3test::Rng rng(0xC0FFEE + t);
       const uint32_t slots = kPagesEach * kTierPage / kSlot, base = t * kPagesEach * kTierPage;
       std::vector<std::vector<uint8_t>> model(slots, std::vector<uint8_t>(kSlot, 0));
       std::deque<std::pair<uint64_t, std::vector<std::vector<uint8_t>>>> owed;  // seq, expected reads
-      uint64_t next_seq = 1, expect_seq = 1;
-      while (expect_seq <= frames && err == 0) {
+      uint64_t next_seq = 1, answered = 0;
+      while (answered < frames && err == 0) {
         while (next_seq <= frames && owed.size() < kWindow) {
           std::vector<Rec> recs;
           std::vector<std::vector<uint8_t>> reads;
@@ -1252,12 +1315,14 @@ TEST(tcp_server_tier_stress_pipelined_clients_match_a_model) {
         }
         Frame f;
         std::vector<Resp> r;
-        if (c.read_frame(&f, 5000) != 1 || f.hdr.seq != expect_seq || !parse_response(f, &r)) return void(++err);
-        const auto& want = owed.front().second;
+        if (c.read_frame(&f, 5000) != 1 || !parse_response(f, &r)) return void(++err);
+        const auto it = std::find_if(owed.begin(), owed.end(), [&](const auto& o) { return o.first == f.hdr.seq; });
+        if (it == owed.end() || (!any_order && it != owed.begin())) return void(++err);
+        const auto& want = it->second;
         if (r.size() != want.size()) return void(++err);
         for (size_t i = 0; i < r.size(); ++i) err += r[i].status != 0 || r[i].data != want[i];
-        owed.pop_front();
-        ++expect_seq;
+        owed.erase(it);
+        ++answered;
       }
     });
   }

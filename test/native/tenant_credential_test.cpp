@@ -28,12 +28,13 @@ std::string sha256_hex(const std::string& message) {
 // The body of a hello frame (the frame header stripped).
 std::vector<uint8_t> hello_body(const std::string& token, const std::string& tenant) {
   std::vector<uint8_t> frame;
-  REQUIRE(pd3::encode_hello(token, tenant, &frame));
+  REQUIRE(pd3::encode_hello(token, tenant, 0, &frame));
   return std::vector<uint8_t>(frame.begin() + sizeof(pd3_frame), frame.end());
 }
 
 int check(const std::vector<uint8_t>& body, const std::string& cluster_token, std::string* tenant) {
-  return pd3::check_hello(body.data(), body.size(), cluster_token, tenant);
+  uint16_t flags = 0;
+  return pd3::check_hello(body.data(), body.size(), cluster_token, tenant, &flags);
 }
 
 }  // namespace
@@ -108,8 +109,8 @@ TEST(hello_admits_a_tenant_only_with_its_credential) {
 
 TEST(hello_bad_tenant_fields) {
   std::vector<uint8_t> out;
-  CHECK(!pd3::encode_hello("t", "bad name", &out));
-  CHECK(!pd3::encode_hello("t", std::string(PD3_TENANT_MAX + 1, 'a'), &out));
+  CHECK(!pd3::encode_hello("t", "bad name", 0, &out));
+  CHECK(!pd3::encode_hello("t", std::string(PD3_TENANT_MAX + 1, 'a'), 0, &out));
   CHECK(out.empty());
   const std::vector<uint8_t> good = hello_body("t", "");
   std::string tenant;
@@ -118,14 +119,26 @@ TEST(hello_bad_tenant_fields) {
     edit(b);
     return check(b, "t", &tenant);
   };
-  // tenant_len past the frame, over the limit, a nonzero reserved field, an invalid name.
+  // tenant_len past the frame, over the limit, an unknown flag, an invalid name.
   CHECK_EQ(with([](std::vector<uint8_t>& b) { b[offsetof(pd3_hello, tenant_len)] = 3; }), PD3_E_PROTOCOL);
   CHECK_EQ(with([](std::vector<uint8_t>& b) {
              b[offsetof(pd3_hello, tenant_len)] = PD3_TENANT_MAX + 1;
              b.resize(b.size() + PD3_TENANT_MAX + 1, 'a');
            }),
            PD3_E_PROTOCOL);
-  CHECK_EQ(with([](std::vector<uint8_t>& b) { b[offsetof(pd3_hello, reserved)] = 1; }), PD3_E_PROTOCOL);
+  CHECK_EQ(with([](std::vector<uint8_t>& b) { b[offsetof(pd3_hello, flags)] = 2; }), PD3_E_PROTOCOL);
+  CHECK_EQ(with([](std::vector<uint8_t>& b) { b[offsetof(pd3_hello, flags) + 1] = 0x80; }), PD3_E_PROTOCOL);
+  // PD3_HELLO_ANY_ORDER is known: accepted and reported.
+  CHECK_EQ(with([](std::vector<uint8_t>& b) { b[offsetof(pd3_hello, flags)] = PD3_HELLO_ANY_ORDER; }), PD3_OK);
+  uint16_t flags = 0;
+  std::vector<uint8_t> any_order;
+  REQUIRE(pd3::encode_hello("t", "", PD3_HELLO_ANY_ORDER, &any_order));
+  CHECK_EQ(pd3::check_hello(any_order.data() + sizeof(pd3_frame), any_order.size() - sizeof(pd3_frame), "t", &tenant,
+                            &flags),
+           PD3_OK);
+  CHECK_EQ(flags, PD3_HELLO_ANY_ORDER);
+  std::vector<uint8_t> unknown;
+  CHECK(!pd3::encode_hello("t", "", 4, &unknown));
   CHECK_EQ(with([](std::vector<uint8_t>& b) {
              b[offsetof(pd3_hello, tenant_len)] = 3;
              b.insert(b.end(), {'a', '/', 'b'});

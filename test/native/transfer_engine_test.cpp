@@ -669,6 +669,47 @@ TEST(engine_protocol_violation_drops_the_link) {
   CHECK(engine->servers()[0].last_error.find("batch") != std::string::npos);
 }
 
+// A server that grants PD3_HELLO_ANY_ORDER answers three frames newest first: every read completes
+// with its own bytes, in the order answered. A response to a batch not in flight still drops the link.
+TEST(engine_responses_in_any_order) {
+  ScopedHost host("eng-any");
+  REQUIRE(host.rc == PD3_OK);
+  auto server = fake(1);
+  REQUIRE(server);
+  server->any_order.store(true);
+  std::unique_ptr<pd3::TransferEngine> engine;
+  REQUIRE(pd3::TransferEngine::start(test_options(host.name, {server.get()}), &engine) == PD3_OK);
+  uint32_t r = 0;
+  REQUIRE(allocate(host.h, 4096, &r) == PD3_OK);
+  for (uint32_t i = 0; i < 3; ++i) REQUIRE(write(host.h, r, i * 64, pattern(64, 10 + i)) == PD3_OK);
+  server->mute.store(true);
+  std::vector<std::vector<uint8_t>> got(3, std::vector<uint8_t>(64));
+  const uint64_t frames_before = server->frames.load();
+  for (uint32_t i = 0; i < 3; ++i) {  // one frame each: the next is issued once the server has this one
+    REQUIRE(pd3_host_read(host.h, r, i * 64, 64, got[i].data(), 20 + i) >= 0);
+    CHECK(eventually([&] { return server->frames.load() == frames_before + i + 1; }));
+  }
+  server->mute.store(false);
+  Pending p;
+  std::vector<uint64_t> order;
+  CHECK(eventually([&] {
+    pd3_completion c[4];
+    const int n = pd3_host_poll(host.h, c, 4);
+    for (int k = 0; k < n; ++k) order.push_back(c[k].user_data), p.done[c[k].user_data] = c[k];
+    return order.size() == 3;
+  }));
+  CHECK(order == (std::vector<uint64_t>{22, 21, 20}));
+  for (uint32_t i = 0; i < 3; ++i) {
+    CHECK_EQ(p.done[20 + i].status, PD3_OK);
+    CHECK(got[i] == pattern(64, 10 + i));
+  }
+  server->corrupt_next.store(true);  // a batch number that is not in flight
+  std::vector<uint8_t> back;
+  CHECK_EQ(read(host.h, r, 0, 16, &back), PD3_E_UNAVAILABLE);
+  CHECK(eventually([&] { return engine->servers()[0].connected; }));
+  CHECK(engine->servers()[0].last_error.find("not in flight") != std::string::npos);
+}
+
 TEST(engine_fence) {
   ScopedHost host("eng-fence");
   REQUIRE(host.rc == PD3_OK);

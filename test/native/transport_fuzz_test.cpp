@@ -26,7 +26,7 @@ std::vector<uint8_t> valid_stream(std::mt19937_64& rng) {
   std::vector<uint8_t> hello;
   // Half the streams greet as a tenant, with its credential.
   const std::string tenant = rng() % 2 ? "tenant-" + std::to_string(rng() % 4) : "";
-  REQUIRE(pd3::encode_hello(pd3::tenant_credential(pd3fuzz::kToken, tenant), tenant, &hello));
+  REQUIRE(pd3::encode_hello(pd3::tenant_credential(pd3fuzz::kToken, tenant), tenant, 0, &hello));
   out.insert(out.end(), hello.begin(), hello.end());
   pd3::FrameBuilder b(&out);
   const int frames = 1 + int(rng() % 3);

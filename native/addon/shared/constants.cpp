@@ -99,6 +99,8 @@ Napi::Object constants(Napi::Env env) {
   num("KV_VALUE_LEN", offsetof(pd3_kv_header, value_len));
   num("TRANSPORT_MAGIC", PD3_TRANSPORT_MAGIC);
   num("TRANSPORT_VERSION", PD3_TRANSPORT_VERSION);
+  num("HELLO_FLAGS", offsetof(pd3_hello, flags));
+  num("HELLO_ANY_ORDER", PD3_HELLO_ANY_ORDER);
   num("FRAME_HELLO", PD3_FRAME_HELLO);
   num("FRAME_HELLO_REPLY", PD3_FRAME_HELLO_REPLY);
   num("FRAME_REQUEST", PD3_FRAME_REQUEST);

@@ -33,7 +33,8 @@ extern "C" {
 #endif
 
 #define PD3_TRANSPORT_MAGIC 0x54334450u /* "PD3T", little-endian */
-#define PD3_TRANSPORT_VERSION 2u /* 2: 32-bit region ids (16-byte pd3_request, 8-byte pd3_alloc_reply) */
+/* 2: 32-bit region ids (16-byte pd3_request, 8-byte pd3_alloc_reply). 3: hello flags. */
+#define PD3_TRANSPORT_VERSION 3u
 
 /* Frame kinds. */
 #define PD3_FRAME_HELLO 1u       /* client → server: pd3_hello + token */
@@ -80,8 +81,15 @@ typedef struct pd3_hello {
   uint16_t version;    /* PD3_TRANSPORT_VERSION */
   uint16_t token_len;  /* ≤ PD3_TOKEN_MAX */
   uint16_t tenant_len; /* ≤ PD3_TENANT_MAX */
-  uint16_t reserved;   /* 0 */
+  uint16_t flags;      /* PD3_HELLO_* the client asks for; a server refuses unknown ones */
 } pd3_hello;
+
+/* pd3_hello.flags. PD3_HELLO_ANY_ORDER: the client matches response frames to its request frames
+ * by seq, so the server may send a frame's response before an earlier frame's. Frames still run in
+ * the order sent; only a response waiting for durability (the SSD tier's group commit) lets later
+ * ones overtake it, and never one that read what it wrote. Without it, responses come in order. */
+#define PD3_HELLO_ANY_ORDER 1u
+#define PD3_HELLO_FLAGS_KNOWN PD3_HELLO_ANY_ORDER
 
 /* Body of a HELLO_REPLY frame. */
 typedef struct pd3_hello_reply {
@@ -89,7 +97,7 @@ typedef struct pd3_hello_reply {
   uint16_t version;    /* the server's PD3_TRANSPORT_VERSION */
   uint16_t status;     /* magnitude of a pd3_status: 0, PD3_E_AUTH or PD3_E_BAD_VERSION */
   uint16_t server_id;  /* this server's id: the top bits of every region id it hands out */
-  uint16_t reserved;
+  uint16_t flags;      /* the hello's flags the server honours (all it was asked for) */
   uint32_t max_frame;  /* largest frame the server accepts */
   uint64_t capacity;   /* bytes the server offers in total */
   uint64_t free_bytes; /* bytes not allocated to regions at the time of the hello */
