@@ -151,7 +151,7 @@ bool Connection::on_hello(const pd3_frame& hdr, const uint8_t* body) {
   reply.free_bytes = ctx_.store.free_bytes();
   reply.flags = flags;  // every known flag is honoured
   encode_hello_reply(reply, &out_.bytes());
-  any_order_ = (flags & PD3_HELLO_ANY_ORDER) != 0;
+  held_.set_any_order((flags & PD3_HELLO_ANY_ORDER) != 0);
   tenant_ = Tenant::named(tenant);
   if (!tenant.empty())
     ctx_.log.log(LogLevel::kInfo, "conn.tenant", "conn %llu %s: tenant %s", (unsigned long long)id_, peer_.c_str(),
@@ -231,41 +231,23 @@ bool Connection::finish_frame(FrameBuilder& b, size_t start) {
     return false;
   }
   b.finish();
-  if (ticket == 0 && (held_.empty() || any_order_)) {
+  if (!held_.must_hold(ticket)) {
     count_frame(frame_.hdr.count);
     return true;
   }
-  // Held: nothing of it is sent before its sync (and, in order, every earlier held frame's) is done.
-  HeldResponse h{ticket, frame_.hdr.seq, frame_.hdr.count,
-                 std::vector<uint8_t>(bytes.begin() + ptrdiff_t(start), bytes.end())};
+  held_.hold(ticket, frame_.hdr.seq, frame_.hdr.count, std::vector<uint8_t>(bytes.begin() + ptrdiff_t(start), bytes.end()));
   bytes.resize(start);
-  held_bytes_ += h.bytes.size();
-  held_.push_back(std::move(h));
   return true;
 }
 
 bool Connection::release_held() {
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (it->ticket != 0) {
-      const int status = ctx_.store.sync_status(it->ticket);
-      if (status == tier::kWait) {
-        if (!any_order_) return true;  // the later ones wait behind it
-        ++it;
-        continue;
-      }
-      if (status != tier::kReady) {
-        const std::string why = pd3_last_error();
-        sync_failed(it->seq, held_.size(), why.c_str());
-        return false;
-      }
-    }
-    std::vector<uint8_t>& bytes = out_.bytes();
-    bytes.insert(bytes.end(), it->bytes.begin(), it->bytes.end());
-    held_bytes_ -= it->bytes.size();
-    count_frame(it->records);
-    it = held_.erase(it);
-  }
-  return true;
+  uint64_t failed_seq = 0;
+  const int status =
+      held_.release(ctx_.store, &out_.bytes(), [this](uint32_t records) { count_frame(records); }, &failed_seq);
+  if (status == PD3_OK) return true;
+  const std::string why = pd3_last_error();
+  sync_failed(failed_seq, held_.size(), why.c_str());
+  return false;
 }
 
 void Connection::count_frame(uint32_t records) {
@@ -341,7 +323,6 @@ void Connection::close(const char* reason) {
   ctx_.store.release(&pins_);
   parked_ = false;
   held_.clear();
-  held_bytes_ = 0;
   ctx_.log.log(LogLevel::kInfo, "conn.close", "conn %llu %s closed after %llu frames: %s", (unsigned long long)id_,
                peer_.c_str(), (unsigned long long)frames_, reason);
   fd_.reset();

@@ -5,12 +5,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "common/log_queue.hpp"
 #include "common/net.hpp"
+#include "memserver/held_responses.hpp"
 #include "memserver/tenant.hpp"
 #include "memserver/mem_store.hpp"
 #include "common/unique_fd.hpp"
@@ -100,13 +100,13 @@ class Connection {
   // Starts the sync of the frame's writes and queues its response, or holds it while that sync (or
   // an earlier held frame's) waits for the disk; false if the sync failed (connection closed).
   bool finish_frame(FrameBuilder& b, size_t start);
-  // Queues the held responses, oldest first, while their syncs are done; false if one failed
+  // Queues the held responses that may leave now (HeldResponses::release); false if a sync failed
   // (connection closed).
   bool release_held();
   // Counts a frame whose response was queued.
   void count_frame(uint32_t records);
   // Response bytes not yet written: queued and held.
-  size_t unsent() const { return out_.pending() + held_bytes_; }
+  size_t unsent() const { return out_.pending() + held_.bytes(); }
   // Closes the connection for a failed sync: frame `seq` and the others held with it, `unacknowledged`
   // frames in all, are never answered.
   void sync_failed(uint64_t seq, size_t unacknowledged, const char* why);
@@ -139,16 +139,7 @@ class Connection {
   };
   ActiveFrame frame_;
   bool parked_ = false;
-  // A whole response frame waiting for MemStore::sync_status(ticket) (0: only for the ones before it).
-  struct HeldResponse {
-    uint64_t ticket = 0;
-    uint64_t seq = 0;
-    uint32_t records = 0;
-    std::vector<uint8_t> bytes;
-  };
-  std::deque<HeldResponse> held_;  // oldest first
-  size_t held_bytes_ = 0;
-  bool any_order_ = false;  // the hello asked for PD3_HELLO_ANY_ORDER
+  HeldResponses held_;  // responses waiting for their frames' syncs
   tier::Pins pins_;  // what the parked record holds in the tier
   Tenant tenant_;  // whom the hello admitted: every request runs for this tenant
 };

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -1247,9 +1248,9 @@ TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   CHECK(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames_behind_sync == 2; }));
   gate->release();
   CHECK(c1.closed_within(3000));  // not one of the three answered
-  const pd3::TcpServerStats st = server->stats();
-  CHECK_EQ(st.sync_failures, 1u);
-  CHECK_EQ(st.frames, 1u);
+  // The loop publishes its counters after the pass that closed the connection.
+  CHECK(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.sync_failures == 1; }));
+  CHECK_EQ(server->stats().frames, 1u);
   failing->store(false, std::memory_order_relaxed);  // relaxed: as above
   Client c2;
   REQUIRE(c2.open(server->port()) == PD3_OK);
@@ -1332,4 +1333,63 @@ TEST(tcp_server_tier_stress_pipelined_clients_match_a_model) {
   CHECK(st.frames_behind_sync > 0);  // responses were held behind syncs, not only answered one by one
   CHECK(st.store.tier.evictions > 0);
   CHECK_EQ(st.sync_failures, 0u);
+}
+
+namespace {
+
+// A FakeStore whose group-commit batches are told by the test: ticket -> kWait, kReady or a status.
+class SyncScriptStore : public FakeStore {
+ public:
+  SyncScriptStore() : FakeStore(1, 4096, std::make_shared<StoreProbe>()) {}
+  std::map<uint64_t, int> batches;
+  int sync_status(uint64_t ticket) override {
+    const int s = batches.at(ticket);
+    return s < 0 ? pd3::fail(s, "scripted batch %llu failed", (unsigned long long)ticket) : s;
+  }
+};
+
+// The bytes of a held response frame standing for request frame `seq`.
+std::vector<uint8_t> held_frame(uint64_t seq) { return std::vector<uint8_t>(8, uint8_t(seq)); }
+
+}  // namespace
+
+// HeldResponses: in order, nothing passes a frame whose batch waits; in any order, each frame goes
+// when its own batch is done; a failed batch stops the release and names its frame.
+TEST(held_responses_order_rules) {
+  SyncScriptStore store;
+  store.batches = {{5, pd3::tier::kWait}, {6, pd3::tier::kReady}};
+  for (const bool any_order : {false, true}) {
+    pd3::HeldResponses held;
+    held.set_any_order(any_order);
+    CHECK(!held.must_hold(0));
+    CHECK(held.must_hold(5));
+    held.hold(5, 1, 1, held_frame(1));
+    CHECK_EQ(held.must_hold(0), !any_order);  // in order, even a durable frame waits behind it
+    held.hold(0, 2, 2, held_frame(2));
+    held.hold(6, 3, 1, held_frame(3));
+    CHECK_EQ(held.bytes(), 24u);
+    std::vector<uint8_t> out;
+    uint64_t records = 0, failed = 0;
+    REQUIRE(held.release(store, &out, [&](uint32_t n) { records += n; }, &failed) == PD3_OK);
+    if (any_order) {
+      CHECK(out.size() == 16 && out[0] == 2 && out[8] == 3);
+      CHECK_EQ(records, 3u);
+    } else {
+      CHECK(out.empty());
+    }
+    store.batches[5] = pd3::tier::kReady;
+    REQUIRE(held.release(store, &out, [&](uint32_t n) { records += n; }, &failed) == PD3_OK);
+    CHECK(held.empty() && held.bytes() == 0 && records == 4 && out.size() == 24);
+    CHECK_EQ(out[any_order ? 16 : 0], 1);
+    store.batches[5] = pd3::tier::kWait;
+  }
+  pd3::HeldResponses held;
+  store.batches[7] = PD3_E_SYS;
+  held.hold(7, 9, 1, held_frame(9));
+  held.hold(6, 10, 1, held_frame(10));
+  std::vector<uint8_t> out;
+  uint64_t failed = 0;
+  CHECK_EQ(held.release(store, &out, [](uint32_t) {}, &failed), PD3_E_SYS);
+  CHECK_EQ(failed, 9u);
+  CHECK(out.empty());  // nothing after the failed frame leaves
 }
