@@ -45,6 +45,14 @@ int await(pd3_host* h, pd3_completion* c) {
 
 std::string at(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
+// Allocates a region of `bytes` through `h` and waits for it; its id (REQUIREs success).
+uint32_t allocate_region(pd3_host* h, uint32_t bytes) {
+  pd3_completion c{};
+  REQUIRE(pd3_host_allocate(h, bytes, 1) >= 0);
+  REQUIRE(await(h, &c) == PD3_OK);
+  return c.region;
+}
+
 }  // namespace
 
 TEST(direct_round_trip_and_routing_by_region_id) {
@@ -200,10 +208,8 @@ TEST(direct_server_killed_mid_run_fails_outstanding_requests) {
   REQUIRE(s.start());
   DirectHost host(at(s.port()), "t");
   REQUIRE(host.rc == PD3_OK);
+  const uint32_t region = allocate_region(host.h, 1 << 16);
   pd3_completion c{};
-  REQUIRE(pd3_host_allocate(host.h, 1 << 16, 1) >= 0);
-  REQUIRE(await(host.h, &c) == PD3_OK);
-  const uint32_t region = c.region;
   s.mute = true;  // requests are held, then the server dies with them
   std::vector<uint8_t> buf(64);
   for (int i = 0; i < 20; ++i) REQUIRE(pd3_host_read(host.h, region, 0, 64, buf.data(), 100 + i) >= 0);
@@ -234,10 +240,8 @@ TEST(direct_responses_in_any_order_complete_their_own_requests) {
     REQUIRE(s.start());
     DirectHost host(at(s.port()), "t");
     REQUIRE(host.rc == PD3_OK);
+    const uint32_t region = allocate_region(host.h, 4096);
     pd3_completion c{};
-    REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
-    REQUIRE(await(host.h, &c) == PD3_OK);
-    const uint32_t region = c.region;
     for (uint32_t i = 0; i < 3; ++i) {
       const uint64_t word = 0x1111111111111111ull * (i + 1);
       REQUIRE(pd3_host_write(host.h, region, i * 8, &word, 8, 10 + i) >= 0);
@@ -268,12 +272,11 @@ TEST(direct_mute_server_times_out) {
   REQUIRE(s.start());
   DirectHost host(at(s.port()), "t");
   REQUIRE(host.rc == PD3_OK);
+  const uint32_t region = allocate_region(host.h, 4096);
   pd3_completion c{};
-  REQUIRE(pd3_host_allocate(host.h, 4096, 1) >= 0);
-  REQUIRE(await(host.h, &c) == PD3_OK);
   s.mute = true;
   uint8_t buf[8];
-  REQUIRE(pd3_host_read(host.h, c.region, 0, 8, buf, 2) >= 0);
+  REQUIRE(pd3_host_read(host.h, region, 0, 8, buf, 2) >= 0);
   const auto t0 = std::chrono::steady_clock::now();
   const int status = await(host.h, &c);
   CHECK_EQ(status, PD3_E_TIMEOUT);

@@ -987,7 +987,15 @@ pd3::MemStoreOptions tier_store_options(const std::string& dir, pd3::tier::IoFau
   return so;
 }
 
-// A TcpServer over a store opened with `so`; REQUIREs that it started.
+// The same, its fdatasyncs waiting while `gate` is held.
+pd3::MemStoreOptions sync_gated_options(const std::string& dir, const std::shared_ptr<pd3test::Gate>& gate) {
+  return tier_store_options(dir, [gate](const pd3::tier::IoOp& op) {
+    if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
+    return 0;
+  });
+}
+
+// A TcpServer over a store opened with `so`; nullptr if it did not start.
 std::unique_ptr<pd3::TcpServer> start_tier_server(const pd3::MemStoreOptions& so) {
   std::unique_ptr<pd3::MemStore> store;
   if (pd3::MemStore::open(so, &store) != PD3_OK) return nullptr;
@@ -1124,11 +1132,7 @@ TEST(tcp_server_tier_failed_fdatasync_is_not_acknowledged) {
 TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
   TempDir dir("tier-held");
   auto gate = std::make_shared<pd3test::Gate>();
-  const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate](const pd3::tier::IoOp& op) {
-    if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
-    return 0;
-  });
-  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(sync_gated_options(dir.path, gate));
   REQUIRE(server != nullptr);
   Client c;
   REQUIRE(c.open(server->port()) == PD3_OK);
@@ -1167,11 +1171,7 @@ TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
 TEST(tcp_server_tier_any_order_read_overtakes_a_held_write) {
   TempDir dir("tier-any-order");
   auto gate = std::make_shared<pd3test::Gate>();
-  const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate](const pd3::tier::IoOp& op) {
-    if (op.kind == pd3::tier::IoOp::Kind::kSync) gate->pass();
-    return 0;
-  });
-  std::unique_ptr<pd3::TcpServer> server = start_tier_server(so);
+  std::unique_ptr<pd3::TcpServer> server = start_tier_server(sync_gated_options(dir.path, gate));
   REQUIRE(server != nullptr);
   Client c;
   REQUIRE(c.open(server->port(), PD3_HELLO_ANY_ORDER) == PD3_OK);

@@ -695,6 +695,19 @@ int write_and_begin_sync(MemStore& s, uint32_t region, uint32_t offset, const By
       s, request(PD3_OP_WRITE, region, offset, uint32_t(bytes.size()), bytes.data(), uint32_t(bytes.size())), ticket);
 }
 
+// A tiered store of 4 frames under --sync batch whose fdatasyncs wait while `gate` is held (four
+// I/O threads, so reads go on meanwhile).
+MemStoreOptions sync_gated(const std::string& dir, const std::shared_ptr<pd3test::Gate>& gate) {
+  MemStoreOptions o = tiered(dir, 4, SyncMode::kBatch);
+  o.tier_io_factory = [gate](std::unique_ptr<tier::TierIo>* out) {
+    return tier::make_thread_io(4, [gate](const tier::IoOp& op) {
+      if (op.kind == tier::IoOp::Kind::kSync) gate->pass();
+      return 0;
+    }, out);
+  };
+  return o;
+}
+
 // Waits for the sync of `ticket` as the event loop does; returns its final status.
 int wait_sync(MemStore& s, uint64_t ticket) {
   int status = tier::kWait;
@@ -773,14 +786,7 @@ Reply execute_ready(MemStore& s, Parked& p) { return finish(s, p.req, tier::kRea
 TEST(tier_store_read_waits_only_for_the_batch_holding_its_bytes) {
   TempDir dir("tier");
   auto gate = std::make_shared<pd3test::Gate>();
-  MemStoreOptions o = tiered(dir.path, 4, SyncMode::kBatch);
-  o.tier_io_factory = [gate](std::unique_ptr<tier::TierIo>* out) {
-    return tier::make_thread_io(4, [gate](const tier::IoOp& op) {
-      if (op.kind == tier::IoOp::Kind::kSync) gate->pass();
-      return 0;
-    }, out);
-  };
-  auto s = open_store(o);
+  auto s = open_store(sync_gated(dir.path, gate));
   const uint32_t region = must_allocate(*s, 8 * kPage);
   gate->hold();
   const Bytes bytes(16, 0);  // padding to the record parser: no index entry changes
@@ -819,14 +825,7 @@ TEST(tier_store_read_waits_only_for_the_batch_holding_its_bytes) {
 TEST(tier_store_read_back_of_a_page_evicted_while_listed_waits_for_the_next_batch) {
   TempDir dir("tier");
   auto gate = std::make_shared<pd3test::Gate>();
-  MemStoreOptions o = tiered(dir.path, 4, SyncMode::kBatch);
-  o.tier_io_factory = [gate](std::unique_ptr<tier::TierIo>* out) {
-    return tier::make_thread_io(4, [gate](const tier::IoOp& op) {
-      if (op.kind == tier::IoOp::Kind::kSync) gate->pass();
-      return 0;
-    }, out);
-  };
-  auto s = open_store(o);
+  auto s = open_store(sync_gated(dir.path, gate));
   const uint32_t region = must_allocate(*s, 8 * kPage);
   gate->hold();
   const Bytes bytes(16, 0);
