@@ -1141,7 +1141,7 @@ TEST(tcp_server_tier_frames_run_behind_a_held_sync) {
   const std::vector<uint8_t> first = pattern(kTierPage, 1), second = pattern(100, 2);
   REQUIRE(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames == 1; }));  // the allocation
   const uint64_t syncs_before = server->stats().store.tier.fdatasyncs;
-  gate->hold();
+  const auto held = gate->hold();
   std::vector<uint8_t> frames = frame_of(10, {write_rec(reg, 0, first)});
   build_frame(11, {write_rec(reg, 5 * kTierPage, second)}, &frames);
   build_frame(12, {read_rec(reg, 0, kTierPage)}, &frames);
@@ -1178,7 +1178,7 @@ TEST(tcp_server_tier_any_order_read_overtakes_a_held_write) {
   const uint32_t reg = allocate_pages(c, 8);
   REQUIRE(reg != 0);
   const std::vector<uint8_t> written = pattern(64, 7);
-  gate->hold();
+  const auto held = gate->hold();
   std::vector<uint8_t> frames = frame_of(10, {write_rec(reg, 0, written)});
   build_frame(11, {read_rec(reg, 5 * kTierPage, 64)}, &frames);
   build_frame(12, {read_rec(reg, 0, 64)}, &frames);
@@ -1239,7 +1239,7 @@ TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   const uint32_t reg = allocate_pages(c1, 8);
   REQUIRE(reg != 0);
   REQUIRE(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames == 1; }));  // the allocation
-  gate->hold();
+  const auto held = gate->hold();
   failing->store(true, std::memory_order_relaxed);  // relaxed: read by an I/O thread after the gate
   std::vector<uint8_t> frames = frame_of(20, {write_rec(reg, 0, pattern(64, 3))});
   build_frame(21, {read_rec(reg, 0, 64)}, &frames);

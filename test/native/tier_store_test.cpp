@@ -788,7 +788,7 @@ TEST(tier_store_read_waits_only_for_the_batch_holding_its_bytes) {
   auto gate = std::make_shared<pd3test::Gate>();
   auto s = open_store(sync_gated(dir.path, gate));
   const uint32_t region = must_allocate(*s, 8 * kPage);
-  gate->hold();
+  const auto held = gate->hold();
   const Bytes bytes(16, 0);  // padding to the record parser: no index entry changes
   uint64_t written = 0, other = 1, same = 0, again = 0;
   REQUIRE(write_and_begin_sync(*s, region, 3 * kPage + 64, bytes, &written) == PD3_OK);
@@ -827,7 +827,7 @@ TEST(tier_store_read_back_of_a_page_evicted_while_listed_waits_for_the_next_batc
   auto gate = std::make_shared<pd3test::Gate>();
   auto s = open_store(sync_gated(dir.path, gate));
   const uint32_t region = must_allocate(*s, 8 * kPage);
-  gate->hold();
+  const auto held = gate->hold();
   const Bytes bytes(16, 0);
   tier::Pins writer, reader;
   Bytes out;

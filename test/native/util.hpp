@@ -101,8 +101,17 @@ struct Rng {
 // held, pass() waits until it is released.
 struct Gate {
   std::atomic<bool> closed{false};
+  // Releases the gate when it goes out of scope: a test that stops early (a failed REQUIRE) does
+  // not leave the store's destructor waiting at the gate for ever. Declare it after the store.
+  struct Held {
+    Gate* gate;
+    ~Held() { gate->release(); }
+  };
   // Relaxed: a test switch; what the waiting thread does after it is ordered by its own completions.
-  void hold() { closed.store(true, std::memory_order_relaxed); }
+  [[nodiscard]] Held hold() {
+    closed.store(true, std::memory_order_relaxed);
+    return Held{this};
+  }
   void release() { closed.store(false, std::memory_order_relaxed); }
   void pass() const {
     while (closed.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
