@@ -3,7 +3,7 @@ export { Pd3Host } from './pd3-host.js';
 export type { Pd3HostOptions, AllocatedRegion, Pd3HostStats, CheckAndReturnImpl } from './pd3-host.js';
 export { Pd3Error, status } from './errors.js';
 export { LoadingZoneReader } from './lz-reader.js';
-export { AdaptiveZoneWait, FixedZoneWait } from './zone-wait.js';
+export { AdaptiveZoneWait, FixedZoneWait, zoneWaitFor } from './zone-wait.js';
 export type { ZoneWait } from './zone-wait.js';
 export { lzKeyHash } from './lz-hash.js';
 export { constants, MAX_PUBLISH_BATCH } from './native.js';

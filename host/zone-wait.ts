@@ -12,6 +12,11 @@ export interface ZoneWait {
   landed(us: number): void;
 }
 
+/** The wait a `--zone-wait-us N|auto` setting names: FixedZoneWait(N), or AdaptiveZoneWait. */
+export function zoneWaitFor(setting: number | 'auto'): ZoneWait {
+  return setting === 'auto' ? new AdaptiveZoneWait() : new FixedZoneWait(setting);
+}
+
 /** The same wait every time (--zone-wait-us N). */
 export class FixedZoneWait implements ZoneWait {
   constructor(readonly us: number) {}

@@ -10,7 +10,7 @@ import { recordBytes, writeRecord } from '../dist/examples/pd3-kv/record.js';
 import type { RemotePages } from '../dist/examples/pd3-kv/remote-pages.js';
 import { KvStats } from '../dist/examples/pd3-kv/stats.js';
 import { ZoneMissPath } from '../dist/examples/pd3-kv/zone-miss-path.js';
-import { AdaptiveZoneWait, FixedZoneWait, type ZoneWait } from '../dist/host/index.js';
+import { AdaptiveZoneWait, FixedZoneWait, zoneWaitFor, type ZoneWait } from '../dist/host/index.js';
 import { parseKvCommand } from '../dist/examples/pd3-kv/config.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -177,6 +177,18 @@ describe('--zone-wait-us auto (AdaptiveZoneWait)', () => {
     }
     expect(batches).toBeLessThan(80); // (7/8)^n of the gap: some 70 batches from the ceiling
     expect(w.us).toBeGreaterThanOrEqual(2 * 300);
+  });
+
+  it('zoneWaitFor: "auto" adapts, a number is fixed', () => {
+    const auto = zoneWaitFor('auto');
+    expect(auto).toBeInstanceOf(AdaptiveZoneWait);
+    for (let i = 0; i < 100; ++i) auto.landed(1100);
+    expect(auto.us).toBeGreaterThan(2100);
+    const fixed = zoneWaitFor(250);
+    expect(fixed).toBeInstanceOf(FixedZoneWait);
+    fixed.landed(4000);
+    expect(fixed.us).toBe(250);
+    expect(zoneWaitFor(0).us).toBe(0);
   });
 
   it('one slow batch moves it by an eighth of the difference', () => {

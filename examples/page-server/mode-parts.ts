@@ -1,6 +1,6 @@
 // mode-parts.ts — what each remote mode is made of: its miss path, whether it prefetches on the host,
 // whether requests hold an application lane, and how GetPages reads its pages.
-import { AdaptiveZoneWait, FixedZoneWait, type Pd3Host } from 'pd3/host';
+import { zoneWaitFor, type Pd3Host } from 'pd3/host';
 import { BatchedMissPath } from './batched-miss-path.js';
 import { LeapPages, type PagePrefetcher } from './leap-pages.js';
 import type { MissPath } from './miss-path.js';
@@ -28,8 +28,7 @@ export function modeParts(o: ResolvedOptions, host: Pd3Host, remote: RemotePages
     case 'leap':
       return { missPath: new SyncMissPath(remote), flushObserver: null, prefetcher: new LeapPages(o.pages, o.leapWindow), blocking: true };
     case 'pd3': {
-      const wait = o.zoneWaitUs === 'auto' ? new AdaptiveZoneWait() : new FixedZoneWait(o.zoneWaitUs);
-      const zone = new ZoneMissPath(host, remote, wait);
+      const zone = new ZoneMissPath(host, remote, zoneWaitFor(o.zoneWaitUs));
       return { missPath: zone, flushObserver: zone, prefetcher: null, blocking: true };
     }
     case 'sync':

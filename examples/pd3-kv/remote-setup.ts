@@ -2,7 +2,7 @@
 // or a segment for the PD3 agent), where flushed pages go, the flusher and the miss path.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pd3/cli';
-import { AdaptiveZoneWait, FixedZoneWait, Pd3Host, type TenantSession, type ZoneWait } from 'pd3/host';
+import { Pd3Host, zoneWaitFor, type TenantSession, type ZoneWait } from 'pd3/host';
 import { usesAgent, type KvOptions } from './config.js';
 import { DirectMissPath } from './direct-miss-path.js';
 import { Flusher } from './flusher.js';
@@ -12,7 +12,6 @@ import type { MissPath } from './miss-path.js';
 import { RemotePages, type RegionSource } from './remote-pages.js';
 import type { KvStats } from './stats.js';
 import { ZoneMissPath } from './zone-miss-path.js';
-
 
 /** Everything a non-local mode adds. */
 export interface RemoteSide {
@@ -57,7 +56,7 @@ export function setUpRemote(o: KvOptions, log: HybridLog, stats: KvStats, logger
   let zoneWait: ZoneWait | undefined;
   switch (o.mode) {
     case 'pd3':
-      zoneWait = o.zoneWaitUs === 'auto' ? new AdaptiveZoneWait() : new FixedZoneWait(o.zoneWaitUs);
+      zoneWait = zoneWaitFor(o.zoneWaitUs);
       missPath = new ZoneMissPath(host, remote, stats, zoneWait);
       break;
     case 'leap': {

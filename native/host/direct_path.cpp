@@ -135,7 +135,6 @@ int DirectPath::flush_locked(Link& l) {
     b.finish();
     l.queued.clear();
     l.queued_records = 0;
-    l.sent_records += l.queued_ids.size();
     std::vector<Link::Pending> next;
     if (!l.spare_ids.empty()) {
       next = std::move(l.spare_ids.back());
@@ -171,7 +170,6 @@ int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why, int
   };
   for (Link::SentFrame& f : l.sent) fail_all(f.ids);
   l.sent.clear();
-  l.sent_records = 0;
   fail_all(l.queued_ids);
   return n;
 }
@@ -207,7 +205,6 @@ bool DirectPath::complete_frame_locked(Link& l, const pd3_frame& f, const uint8_
     decode_response(body + pos, len - pos, &r);
     pos += r.record_len;
     if (r.op_id != p.op_id) {  // the ones before are complete: the caller fails the rest with the link
-      l.sent_records -= i;
       it->ids.erase(it->ids.begin(), it->ids.begin() + i);
       return false;
     }
@@ -222,7 +219,6 @@ bool DirectPath::complete_frame_locked(Link& l, const pd3_frame& f, const uint8_
     done(pd3_id_of(r.op_id), r);
     ++*completed;
   }
-  l.sent_records -= f.count;
   std::vector<Link::Pending> ids = std::move(it->ids);
   l.sent.erase(it);
   ids.clear();
@@ -269,7 +265,10 @@ int DirectPath::wait(uint32_t timeout_us) {
 uint64_t DirectPath::outstanding() const {
   std::lock_guard lock(mu_);
   uint64_t n = 0;
-  for (auto& l : links_) n += l->sent_records + l->queued_ids.size();
+  for (auto& l : links_) {
+    n += l->queued_ids.size();
+    for (const Link::SentFrame& f : l->sent) n += f.ids.size();
+  }
   return n;
 }
 

@@ -112,7 +112,6 @@ struct DirectPath::Link {
   std::vector<Pending> queued_ids;   // their requests, in order
   OutBuffer out;                     // framed bytes not yet written
   std::deque<SentFrame> sent;        // frames sent and not yet answered, oldest first
-  size_t sent_records = 0;           // the requests in them
   std::vector<std::vector<Pending>> spare_ids;  // answered frames' id lists, reused
   FrameReader reader;
 };

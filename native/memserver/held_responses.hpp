@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "memserver/mem_store.hpp"
+#include "pd3/status.h"
 
 namespace pd3 {
 
@@ -71,7 +72,7 @@ int HeldResponses::release(MemStore& store, std::vector<uint8_t>* out, Count&& c
     count(it->records);
     it = held_.erase(it);
   }
-  return 0;  // PD3_OK
+  return PD3_OK;
 }
 
 }  // namespace pd3
