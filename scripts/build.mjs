@@ -3,7 +3,7 @@
 // compiles the TypeScript. Run by `npm install` and `npm run build`; incremental after the first run.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,7 +19,11 @@ const run = (cmd, args) => {
 // cmake-js wherever npm put it: this package's node_modules in a clone, the user's (hoisted) when
 // the package is installed as a dependency.
 const cmakeJs = createRequire(import.meta.url).resolve('cmake-js/bin/cmake-js');
-// `compile` configures only when needed, then builds; --parallel uses both cores.
+// `compile` configures only when the build directory is new, then builds; --parallel uses both cores.
+// A configure that found no libdpdk or abseil stays that way in CMake's cache, so an optional package
+// installed since would never be picked up: configure again (about a second) while one is missing.
+const cache = join(root, 'build', 'CMakeCache.txt');
+if (existsSync(cache) && optionalDependencyMissing(readFileSync(cache, 'utf8'))) run('cmake', [join(root, 'build')]);
 run(process.execPath, [cmakeJs, 'compile', '--parallel', '2']);
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
 if (existsSync(tsc)) {
@@ -29,4 +33,11 @@ if (existsSync(tsc)) {
   run(tsc, ['-p', 'tsconfig.json']);
 } else {
   console.warn('build: typescript not installed (production install); using the shipped dist/');
+}
+
+/** Whether CMake's cache records an optional build dependency (CMakeLists.txt) as not found. */
+function optionalDependencyMissing(cacheText) {
+  const dpdkFound = /^DPDK_FOUND:INTERNAL=1$/m.test(cacheText);
+  const abslFound = /^absl_DIR:PATH=(?!.*NOTFOUND).+$/m.test(cacheText);
+  return !dpdkFound || !abslFound;
 }
