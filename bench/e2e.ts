@@ -35,6 +35,8 @@ ${LAYOUT_USAGE}
   --mem-dram-budget SIZE start the memory server with the SSD tier: a temporary --data-dir and this
                         --dram-budget (docs/tier.md), e.g. 64M; default: regions in DRAM
   --mem-sync none|batch with --mem-dram-budget: the memory server's --sync (default batch)
+  --mem-page-size SIZE  with --mem-dram-budget: the tier's --page-size, 4K to 2M (default: the memory
+                        server's, 64K)
   --agent-args="FLAGS" extra pd3-agent flags (with the =: they begin with a dash)
   --out DIR             where results and charts go (default results/e2e or results/e2e-quick)
   --replot FILE         run nothing: redraw the charts of FILE (a results.json) into --out (default: FILE's folder)
@@ -67,6 +69,7 @@ function parseOptions() {
         'zone-wait-us': { type: 'string' },
         'mem-dram-budget': { type: 'string' },
         'mem-sync': { type: 'string' },
+        'mem-page-size': { type: 'string' },
         out: { type: 'string' },
         replot: { type: 'string' },
         'find-load': { type: 'boolean', default: false },
@@ -85,6 +88,10 @@ function parseOptions() {
     const sync = values['mem-sync'];
     if (sync !== undefined && (budget === undefined || (sync !== 'none' && sync !== 'batch')))
       throw new Error(`--mem-sync: none or batch, with --mem-dram-budget; got '${sync}'`);
+    const page = values['mem-page-size'];
+    // The memory server checks the power of two and the range itself, and exits 2 naming them.
+    if (page !== undefined && (budget === undefined || !/^\d+[KM]?$/.test(page)))
+      throw new Error(`--mem-page-size: a size like 4K, with --mem-dram-budget; got '${page}'`);
     if (values['find-load']) {
       // The knee is defined on pd3-kv's local mode at its own sizes: options that choose otherwise contradict it.
       for (const flag of ['quick', 'apps', 'modes', 'replot'] as const) {
@@ -131,6 +138,7 @@ const base: RunSpec = {
   ...(opts['zone-wait-us'] !== undefined ? { zoneWaitUs: Number(opts['zone-wait-us']) } : {}),
   ...(opts['mem-dram-budget'] !== undefined ? { memDramBudget: opts['mem-dram-budget'] } : {}),
   ...(opts['mem-sync'] !== undefined ? { memSync: opts['mem-sync'] as 'none' | 'batch' } : {}),
+  ...(opts['mem-page-size'] !== undefined ? { memPageSize: opts['mem-page-size'] } : {}),
 };
 
 // ---- charts ---------------------------------------------------------------------------------------
@@ -148,6 +156,9 @@ interface E2eResults {
   zoneSweep: Array<{ bytes: number; r: ModeResult }>;
 }
 
+/** ", memory server tiered: …" for a run on the SSD tier; nothing for regions in DRAM. */
+const memoryServerSetting = (spec: RunSpec): string => (spec.memDramBudget === undefined ? ''
+  : `, memory server tiered: ${spec.memDramBudget} DRAM, --sync ${spec.memSync ?? 'batch'}, ${spec.memPageSize ?? '64K'} pages`);
 const sizeLabel = (bytes: number): string => (bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`);
 
 /** Draws throughput, p99 and (with sweep results) the cache and zone sweeps into `dir`; returns the SVG paths. */
@@ -158,7 +169,7 @@ async function drawCharts(dir: string, data: E2eResults): Promise<string[]> {
   const ran = [...new Set(results.map((r) => r.app))];
   const setting = `${spec.records.toLocaleString('en')} records, Loading Zone ${sizeLabel(spec.zoneBytes)}, ` +
     `${spec.durationMs / 1000} s per run, mirror ${spec.mirror}, layout ${layoutName}` +
-    (spec.memDramBudget !== undefined ? `, memory server tiered: ${spec.memDramBudget} DRAM, --sync ${spec.memSync ?? 'batch'}` : '');
+    memoryServerSetting(spec);
   // Log scales: a mode that did not run, or measured 0 (every request failed), is drawn as no bar.
   const byApp = (field: string, metric: (r: ModeResult) => number): ChartRow[] => ran.flatMap((app) => MODES.map((mode): ChartRow => {
     const r = results.find((x) => x.app === app && x.mode === mode);
@@ -277,7 +288,7 @@ const us = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
 const results: ModeResult[] = [];
 const clientLine = `pd3-loadgen ${CLIENT_LOAD.connections} connections × ${CLIENT_LOAD.pipeline} outstanding (pd3-kv, hashmap)`;
 console.log(`e2e: ${apps.join(', ')} × ${modes.length} modes, ${base.records} records, cache ${base.cachePercent}%, ` +
-  `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}, client ${clientLine}`);
+  `Loading Zone ${base.zoneBytes >> 20} MiB, YCSB-B uniform, mirror ${base.mirror}, client ${clientLine}${memoryServerSetting(base)}`);
 for (const app of apps) for (const mode of modes) results.push(await run(app, mode, base));
 // --mirror dpdk: pd3-kv's pd3 mode with the other backends too, same layout and load, beside it.
 const backends: Array<{ mirror: string; r: ModeResult }> = [];

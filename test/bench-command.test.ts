@@ -34,6 +34,9 @@ describe('benchmark command lines', () => {
     const sync = bench('e2e', ['--mem-sync', 'none']);
     expect(sync.status).toBe(2);
     expect(sync.stderr).toMatch(/--mem-sync: none or batch, with --mem-dram-budget/);
+    const page = bench('e2e', ['--mem-dram-budget', '640K', '--mem-page-size', 'big']);
+    expect(page.status).toBe(2);
+    expect(page.stderr).toMatch(/--mem-page-size: a size like 4K, with --mem-dram-budget; got 'big'/);
     const layout = bench('pool', ['--layout', 'sideways']);
     expect(layout.status).toBe(2);
     expect(layout.stderr).toMatch(/--layout: split or shared, got 'sideways'/);

@@ -76,6 +76,8 @@ export interface RunSpec {
   memDramBudget?: string;
   /** With memDramBudget: the memory server's --sync (absent: batch). */
   memSync?: 'none' | 'batch';
+  /** With memDramBudget: the tier's --page-size (absent: the memory server's default, 64K). */
+  memPageSize?: string;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -87,7 +89,8 @@ async function memserverFor(spec: RunSpec, token: string): Promise<Awaited<Retur
   const dataDir = mkdtempSync(join(tmpdir(), 'pd3-e2e-tier-'));
   const removeDataDir = (): void => rmSync(dataDir, { recursive: true, force: true });
   try {
-    const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget, '--sync', spec.memSync ?? 'batch'] });
+    const ms = await startMemserver({ token, capacity: '2G', dataDir, extra: ['--dram-budget', spec.memDramBudget, '--sync', spec.memSync ?? 'batch',
+      ...(spec.memPageSize !== undefined ? ['--page-size', spec.memPageSize] : [])] });
     ms.child.once('exit', removeDataDir);
     return ms;
   } catch (error) {
