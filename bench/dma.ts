@@ -2,8 +2,9 @@
 // costs what a DMA from a DPU would (--dma-latency-us, native/dpu/latency_dma.hpp). For each
 // latency in the list ("off" = plain shared memory, uncounted) it runs the e2e benchmark's pd3 mode
 // of pd3-kv (--quick size) and, without --quick, the prefetch benchmark (--quick size, direct
-// issuer), passing the latency to the agent, and prints one table: e2e pd3 throughput, p99 and
-// zone hit rate, and the prefetch benchmark's zone hit rate and lead time.
+// issuer), passing the latency to the agent, and prints one table: e2e pd3 throughput, p99, zone
+// hit rate and the agent's DMA operations per client access, and the prefetch benchmark's zone hit
+// rate and lead time.
 // A model, not a hardware measurement: docs/transfer-engine.md says what it charges and what not.
 // Last line: one JSON object.
 import { spawn } from 'node:child_process';
@@ -66,6 +67,10 @@ interface Point {
   pd3_hit_rate: number | null;
   prefetch_hit_rate: number | null;
   prefetch_lead_p50_us: number | null;
+  /** The agent's DMA operations per client access in the e2e run (null: off, nothing counted). */
+  dma_ops_per_access: number | null;
+  dma_reads_per_access: number | null;
+  dma_atomics_per_access: number | null;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
@@ -89,6 +94,9 @@ try {
       pd3_hit_rate: num(e2e.pd3_hit_rate),
       prefetch_hit_rate: num(prefetch.direct_hit_rate),
       prefetch_lead_p50_us: num(prefetch.direct_us),
+      dma_ops_per_access: num(e2e.pd3_dma_ops_per_access),
+      dma_reads_per_access: num(e2e.pd3_dma_reads_per_access),
+      dma_atomics_per_access: num(e2e.pd3_dma_atomics_per_access),
     });
   }
 } finally {
@@ -97,11 +105,12 @@ try {
 
 const cell = (v: number | null, digits: number, scale = 1): string => (v === null ? '—' : (v * scale).toFixed(digits));
 console.log('\nDMA latency model (a model on this machine, not a DPU measurement)');
-console.log('| DMA latency | e2e pd3-kv kops/s | e2e p99 µs | e2e zone hit rate | prefetch hit rate | prefetch lead p50 µs |');
-console.log('|---|---|---|---|---|---|');
+console.log('| DMA latency | e2e pd3-kv kops/s | e2e p99 µs | e2e zone hit rate | DMA ops per client access (reads, atomics) | prefetch hit rate | prefetch lead p50 µs |');
+console.log('|---|---|---|---|---|---|---|');
 for (const p of points)
   console.log(
     `| ${p.dma_latency_us === null ? 'off (shared memory)' : `${p.dma_latency_us} µs`} | ${cell(p.pd3_kops, 1)} | ${cell(p.pd3_p99_us, 0)} | ` +
-      `${cell(p.pd3_hit_rate, 1, 100)}% | ${p.prefetch_hit_rate === null ? '—' : `${cell(p.prefetch_hit_rate, 1, 100)}%`} | ${cell(p.prefetch_lead_p50_us, 1)} |`,
+      `${cell(p.pd3_hit_rate, 1, 100)}% | ${p.dma_ops_per_access === null ? '—' : `${cell(p.dma_ops_per_access, 2)} (${cell(p.dma_reads_per_access, 2)}, ${cell(p.dma_atomics_per_access, 2)})`} | ` +
+      `${p.prefetch_hit_rate === null ? '—' : `${cell(p.prefetch_hit_rate, 1, 100)}%`} | ${cell(p.prefetch_lead_p50_us, 1)} |`,
   );
 console.log(JSON.stringify({ quick, points }));

@@ -364,6 +364,10 @@ const summary = {
   sync_remote_read_us: num(kv('sync')?.remoteReadUs),
   nopf_remote_read_us: num(kv('pd3-noprefetch')?.remoteReadUs),
   pd3_remote_read_us: num(pd3?.remoteReadUs),
+  // With --agent-args=--dma-latency-us N: the agent's DMA operations per client access (null otherwise).
+  pd3_dma_ops_per_access: num(pd3?.dmaPerAccess?.total, 2),
+  pd3_dma_reads_per_access: num(pd3?.dmaPerAccess?.reads, 2),
+  pd3_dma_atomics_per_access: num(pd3?.dmaPerAccess?.atomics, 2),
   mirror: base.mirror,
   // --mirror dpdk: pd3-kv pd3 with each backend (kops/s, zone hit rate).
   ...Object.fromEntries(backends.flatMap((b) => [[`pd3_${b.mirror}_kops`, num(b.r.kops)], [`pd3_${b.mirror}_hit_rate`, num(b.r.hitRate, 4)]])),

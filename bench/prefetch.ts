@@ -25,7 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
-import { metricsText } from './scrape.js';
+import { metricsText } from '../examples/harness/scrape.js';
 
 const USAGE = `usage: npm run bench -- prefetch [--quick] [--mirror afpacket|tee|dpdk] [--layout split|shared] [--host-cpus LIST]
   --quick               1 run each, fewer requests

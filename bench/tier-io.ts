@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { Pd3Host } from '../host/index.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
-import { metricsText, sample } from './scrape.js';
+import { metricsText, sample } from '../examples/harness/scrape.js';
 
 const USAGE = `usage: npm run bench -- tier-io [--quick] [--concurrency N] [--op read|page-write]
   --quick          3 s per row (default 10 s)

@@ -1,6 +1,7 @@
 // e2e.test.ts — the end-to-end benchmark's pieces with real processes, small: the hash map driven
 // by pd3-loadgen (binary protocol, every value read checked against the hash map's own load) at the
-// one client load of every mode, recorded in the result; `e2e --find-load` over a small grid
+// one client load of every mode, recorded in the result; the agent's DMA operations per client
+// access (pd3-kv, with and without the latency backend); `e2e --find-load` over a small grid
 // writing load-knee.json only into --out; and refused command lines (exit 2 naming the option,
 // nothing run, nothing written).
 import { spawnSync } from 'node:child_process';
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLIENT_LOAD, runHashmap, type RunSpec } from '../dist/examples/harness/e2e-apps.js';
+import { dmaPerAccess, type AgentDmaSample } from '../dist/examples/harness/agent-dma.js';
+import { CLIENT_LOAD, runHashmap, runKv, type RunSpec } from '../dist/examples/harness/e2e-apps.js';
 
 const E2E = fileURLToPath(new URL('../dist/bench/e2e.js', import.meta.url));
 
@@ -41,6 +43,32 @@ describe('e2e: the hash map under pd3-loadgen', () => {
     expect(r.dpuCpuUsPerOp).toBeGreaterThan(0);
     expect(r.pipeline).toBe(CLIENT_LOAD.pipeline);
   }, 60_000);
+});
+
+describe('e2e: the agent\'s DMA operations per client access', () => {
+  it('pd3-kv in pd3 mode: counted by the latency backend (0 µs), none on shared memory', async () => {
+    const counted = await runKv('pd3', { ...small, agentArgs: ['--dma-latency-us', '0'] }, () => undefined);
+    expect(counted.errors).toBe(0);
+    const dma = counted.dmaPerAccess!;
+    expect(dma).not.toBeNull();
+    // Every captured GET that misses leads to a zone item (writes, fences) and the host's requests
+    // are read from the ring: some of each kind, summing to the total.
+    expect(dma.writes).toBeGreaterThan(0);
+    expect(dma.fences).toBeGreaterThan(0);
+    expect(dma.total).toBeCloseTo(dma.reads + dma.writes + dma.atomics + dma.fences, 9);
+    const shared = await runKv('pd3', small, () => undefined);
+    expect(shared.errors).toBe(0);
+    expect(shared.dmaPerAccess).toBeNull();
+    const direct = await runKv('async', small, () => undefined);
+    expect(direct.dmaPerAccess).toBeUndefined(); // no agent
+  }, 90_000);
+
+  it('dmaPerAccess: per access by kind; null with no access or nothing counted', () => {
+    const at = (n: number, accesses: number): AgentDmaSample => ({ reads: n, writes: 2 * n, atomics: 3 * n, fences: 4 * n, accesses });
+    expect(dmaPerAccess(at(10, 100), at(30, 110))).toEqual({ reads: 2, writes: 4, atomics: 6, fences: 8, total: 20 });
+    expect(dmaPerAccess(at(10, 100), at(30, 100))).toBeNull(); // no access in between
+    expect(dmaPerAccess(at(0, 100), at(0, 200))).toBeNull(); // shared memory: nothing counted
+  });
 });
 
 const e2e = (args: string[], timeout = 20_000) => spawnSync(process.execPath, [E2E, ...args], { encoding: 'utf8', timeout });

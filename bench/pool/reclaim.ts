@@ -19,7 +19,7 @@ import { EtcdServer } from '../../examples/harness/etcd-server.js';
 import { findOnPath } from '../../examples/harness/on-path.js';
 import { startMemserver, type Daemon } from '../../examples/harness/processes.js';
 import { ChildLines } from './child-lines.js';
-import { scrape } from '../scrape.js';
+import { scrape } from '../../examples/harness/scrape.js';
 
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), 'reclaim-client.js');
 const SERVERS = 3;

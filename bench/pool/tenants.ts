@@ -17,7 +17,7 @@ import { getEveryKey, type GetPass } from '../../examples/harness/tenant-gets.js
 import type { TenantAppCounts } from '../../examples/harness/tenant-kv-app.js';
 import { TenantValues } from '../../examples/harness/tenant-values.js';
 import { ChildLines } from './child-lines.js';
-import { scrape } from '../scrape.js';
+import { scrape } from '../../examples/harness/scrape.js';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), 'tenant-app.js');
 const TENANTS = ['alpha', 'beta'] as const;

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { PagesClient, PAGES_PARSER_CONFIG, runLoad } from '../page-server/index.js';
+import { agentDmaSample, dmaPerAccess, type DmaPerAccess } from './agent-dma.js';
 import { measureWindow, usPerOp, type CpuWindow, type RunProcesses } from './cpu-meter.js';
 import { spawnOnSide } from './core-layout.js';
 import { freePort, startAgent, startDaemon, startMemserver, type Daemon } from './processes.js';
@@ -45,6 +46,9 @@ export interface ModeResult {
   /** Mean µs of one out-of-core read as the app saw it, issue to answer (null: the app does not
    *  time its reads, or made none). Through the agent in the pd3 modes, direct otherwise. */
   remoteReadUs?: number | null;
+  /** pd3-kv in pd3 mode: the agent's DMA operations per client access it captured (null: its
+   *  backend counted none, i.e. shared memory without --dma-latency-us). */
+  dmaPerAccess?: DmaPerAccess | null;
   /** The client load the run used: pd3-loadgen's connections × requests outstanding on each, as
    *  its result line reports them (null: the page server, driven by its own client's 16 callers). */
   connections: number | null;
@@ -120,9 +124,11 @@ export const DPDK_ON_LO = ['--dpdk-args=--no-huge --no-pci --no-shconf -m 256 --
 /** Starts an agent once the segment exists (apps create it as they start). */
 async function agentFor(segment: string, memserver: number, token: string, parser: string[], appPort: number, spec: RunSpec): Promise<Daemon> {
   // No parser (pd3-noprefetch): no mirror either.
-  const args = parser.length === 0 ? [...spec.agentArgs] : [...parser, '--app', `127.0.0.1:${appPort}`,
+  // Metrics on a free port, for the DMA counts (agent-dma.ts), unless the caller chose an address.
+  const metrics = spec.agentArgs.includes('--metrics') ? [] : ['--metrics', '127.0.0.1:0'];
+  const args = parser.length === 0 ? [...metrics, ...spec.agentArgs] : [...parser, '--app', `127.0.0.1:${appPort}`,
     '--mirror', spec.mirror, ...(spec.mirror === 'tee' ? ['--tee-listen', '127.0.0.1:0'] : spec.mirror === 'dpdk' ? DPDK_ON_LO : []),
-    ...spec.agentArgs];
+    ...metrics, ...spec.agentArgs];
   for (let attempt = 0; ; ++attempt) {
     try {
       return await startAgent(segment, [memserver], token, args);
@@ -193,10 +199,12 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     const kvPort = Number(kv.ready.port);
     let port = kvPort;
     const procs: RunProcesses = { host: kv.child.pid!, memserver: ms.child.pid! };
+    let agentMetrics: string | null = null; // pd3 mode: where the agent's DMA counts are read
     if (mode === 'pd3' || mode === 'pd3-noprefetch') {
       const agent = await agentFor(segment, ms.port, token, mode === 'pd3' ? ['--prefetch-parser', 'resp'] : [], kvPort, spec);
       stack.push(() => agent.stop());
       procs.dpu = agent.child.pid!;
+      if (mode === 'pd3' && typeof agent.ready.metrics === 'string') agentMetrics = agent.ready.metrics;
       if (mode === 'pd3' && spec.mirror === 'tee') port = Number(agent.ready.teePort);
     }
     onStep('load');
@@ -213,6 +221,7 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
       ticker = setInterval(() => onProgress('run', Math.min(1, (Date.now() - runStart) / (spec.warmupMs + spec.durationMs))), 200);
     }
     const before = await kvInfo(kvPort);
+    const dmaBefore = agentMetrics === null ? null : await agentDmaSample(agentMetrics);
     const window = measureWindow(procs, spec.warmupMs, spec.durationMs);
     const run = await runLoadgen({ port, workload: 'B', distribution: 'uniform', records: spec.records, valueSize,
       connections: CLIENT_LOAD.connections, pipeline: CLIENT_LOAD.pipeline, warmupS: spec.warmupMs / 1000,
@@ -221,12 +230,13 @@ export async function runKv(mode: Mode, spec: RunSpec, onStep: (what: string) =>
     });
     const cpu = cpuFigures(await window, run.kops);
     const after = await kvInfo(kvPort);
+    const dma = agentMetrics === null || dmaBefore === null ? undefined : dmaPerAccess(dmaBefore, await agentDmaSample(agentMetrics));
     const d = (k: string): number => (after[k] ?? 0) - (before[k] ?? 0);
     // A read the Loading Zone overtook served nothing: that miss counts once, as a zone hit.
     const misses = d('zone_hits') + d('leap_hits') + d('remote_reads') - d('remote_reads_overtaken');
     return { app: 'pd3-kv', mode, kops: run.kops, p50Us: run.p50Us, p99Us: run.p99Us, hitRate: rate(d('zone_hits'), misses),
       ...cpu, remoteReadUs: d('remote_reads') > 0 ? d('remote_read_us') / d('remote_reads') : null, ...clientOf(run),
-      errors: run.errors };
+      ...(dma === undefined ? {} : { dmaPerAccess: dma }), errors: run.errors };
   } finally {
     await stack.close();
   }

@@ -5,21 +5,32 @@
 #include <cstring>
 
 #include "common/lz_state.hpp"
+#include "dpu/cuckoo_set.hpp"
 #include "pd3/status.h"
 
 namespace pd3 {
 
 static_assert(sizeof(pd3_lz_desc) == 32 && offsetof(pd3_lz_desc, next_seq) == 8, "descriptor: state, then fields");
+static_assert(sizeof(pd3_lz_desc) - offsetof(pd3_lz_desc, next_seq) == 24, "24 bytes of fields after the state word");
 static_assert(PD3_CTL(lz_data_head) - PD3_CTL(lz_tail_seq) == 24, "the four LZ cursors are one line, in order");
 
 LzProducer::LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& counters)
-    : dma_(dma), l_(layout), counters_(counters), buckets_(layout.lz_bucket_count), desc_(layout.lz_desc_count) {
+    : dma_(dma),
+      l_(layout),
+      counters_(counters),
+      buckets_(layout.lz_bucket_count),
+      desc_(layout.lz_desc_count) {
   dma_.read(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_);
   dma_.read(l_.lz_bucket_offset, buckets_.data(), buckets_.size() * 8);
   std::vector<pd3_lz_desc> host(l_.lz_desc_count);
   dma_.read(l_.lz_desc_offset, host.data(), host.size() * sizeof(pd3_lz_desc));
   for (size_t i = 0; i < host.size(); ++i)
-    desc_[i] = Desc{host[i].next_seq, host[i].data_pos, host[i].key_hash, host[i].record_len};
+    desc_[i] = Desc{host[i].next_seq, host[i].data_pos, host[i].key_hash, host[i].record_len, kUnknownFingerprint};
+}
+
+uint64_t LzProducer::fingerprint(const void* key, uint32_t key_len) {
+  const uint64_t fp = host_view_key_hash(key, key_len);
+  return fp == kUnknownFingerprint || fp == kSettled ? 2 : fp;
 }
 
 void LzProducer::publish_cursors() { dma_.write(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_); }
@@ -87,8 +98,8 @@ int64_t LzProducer::produce(uint16_t op_id, const void* key, uint32_t key_len, c
 
   const uint64_t bucket = hash & (l_.lz_bucket_count - 1);
   Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
-  d = Desc{buckets_[bucket], pos, hash, uint32_t(len)};
-  dma_.write(l_.desc_at(seq) + 8, &d, sizeof d);
+  d = Desc{buckets_[bucket], pos, hash, uint32_t(len), fingerprint(key, key_len)};
+  dma_.write(l_.desc_at(seq) + 8, &d, kHostFieldBytes);
   // Record bytes and descriptor fields are visible to whoever sees the state word.
   dma_.fence();
   dma_.write64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED));
@@ -138,19 +149,17 @@ uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
   const uint64_t oldest = cur_.head_seq;
   uint32_t withdrawn = 0;
   const uint64_t key_words = (sizeof(pd3_lz_record) + pd3_align8(key_len)) / 8;
+  const uint64_t fp = fingerprint(key, key_len);
   // This thread wrote every link, so the chain is walked in agent memory.
   for (uint64_t seq = buckets_[hash & (l_.lz_bucket_count - 1)]; seq >= oldest && seq != 0;) {
-    const Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
-    if (d.key_hash == hash && d.record_len >= key_words * 8) {
-      record_.resize(key_words);
-      dma_.read(l_.lz_data_at(d.data_pos), record_.data(), key_words * 8);
-      pd3_lz_record hdr;
-      std::memcpy(&hdr, record_.data(), sizeof hdr);
+    Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
+    if (d.key_fp != kSettled && d.key_hash == hash && d.record_len >= key_words * 8 && same_key(d, key, key_len, fp)) {
       uint64_t found;
+      // Won or lost, the item is PRODUCED no more for this seq: no later walk needs to try it.
+      d.key_fp = kSettled;
       // Atomic CAS (acq_rel): a consumer that wins instead took the value before the invalidating
       // write was seen, which is the order the Transfer Engine observed; after ours none can win.
-      if (hdr.key_len == key_len && std::memcmp(record_.data() + 2, key, key_len) == 0 &&
-          dma_.cas64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED), lz_state(seq, PD3_LZ_INVALID), &found)) {
+      if (dma_.cas64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED), lz_state(seq, PD3_LZ_INVALID), &found)) {
         ++withdrawn;
         counters_.add(AgentCounters::kLzInvalidated);
       }
@@ -159,6 +168,17 @@ uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
   }
   if (withdrawn > 0) counters_.flush(dma_);
   return withdrawn;
+}
+
+bool LzProducer::same_key(const Desc& d, const void* key, uint32_t key_len, uint64_t fp) {
+  if (d.key_fp != kUnknownFingerprint) return d.key_fp == fp;
+  // Produced by an agent before a restart: compare the key in the record, read back from the host.
+  const uint64_t key_words = (sizeof(pd3_lz_record) + pd3_align8(key_len)) / 8;
+  record_.resize(key_words);
+  dma_.read(l_.lz_data_at(d.data_pos), record_.data(), key_words * 8);
+  pd3_lz_record hdr;
+  std::memcpy(&hdr, record_.data(), sizeof hdr);
+  return hdr.key_len == key_len && std::memcmp(record_.data() + 2, key, key_len) == 0;
 }
 
 uint32_t LzProducer::invalidate_all() {

@@ -2,6 +2,7 @@
 // reclaim, invalidate (the design: common/lz_view.hpp and docs/loading-zone.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,8 +35,13 @@ class LzProducer {
   uint32_t clean();
 
   // Withdraws every PRODUCED item of `key` (a newer write or delete of the key was seen), so no
-  // consumer can take it afterwards. Returns the number withdrawn. DMA: per item of the key's
-  // bucket whose hash matches, a read of its key and an atomic CAS.
+  // consumer can take it afterwards. Returns the number withdrawn. DMA: an atomic CAS per item of
+  // the key's bucket whose 32-bit hash and 64-bit fingerprint match and that no earlier CAS of
+  // this agent found taken (a state that left PRODUCED never returns to it for that seq); the
+  // fingerprints are kept in agent memory, so nothing is read back. Two keys with the same hash and
+  // fingerprint (odds about 2^-64 per pair) withdraw each other's items: a lost hit, never a stale
+  // value. Items produced before a restart have no fingerprint here: their keys are read from the
+  // host and compared.
   uint32_t invalidate(const void* key, uint32_t key_len);
 
   // Withdraws every PRODUCED item, whatever its key (an invalidation of some unknown key may have
@@ -54,12 +60,26 @@ class LzProducer {
   struct Cursors {
     uint64_t tail_seq, head_seq, data_tail, data_head;
   };
-  // The agent-written fields of a descriptor.
+  // A descriptor as the agent keeps it: the fields it writes to the host (the first
+  // kHostFieldBytes, pd3_lz_desc after the state word), then what only the agent needs.
   struct Desc {
     uint64_t next_seq, data_pos;
     uint32_t key_hash, record_len;
+    // The key's fingerprint (fingerprint()), or kUnknownFingerprint (produced before a restart:
+    // compare the key in the record), or kSettled (a CAS of ours withdrew the item or found it
+    // taken: it is PRODUCED no more, and invalidate() skips it).
+    uint64_t key_fp;
   };
+  static constexpr size_t kHostFieldBytes = 24;
+  static_assert(offsetof(Desc, key_fp) == kHostFieldBytes, "the host's fields first, as pd3_lz_desc has them");
+  static constexpr uint64_t kUnknownFingerprint = 0;
+  static constexpr uint64_t kSettled = 1;
 
+  // A key's fingerprint as Desc keeps it (host_view_key_hash, never one of the two markers).
+  static uint64_t fingerprint(const void* key, uint32_t key_len);
+  // Whether the item `d` (not settled; hash and length already matched) holds `key`: by
+  // fingerprint, or by reading its key where the fingerprint is unknown.
+  bool same_key(const Desc& d, const void* key, uint32_t key_len, uint64_t fp);
   void reclaim_oldest();                       // whatever its state: an atomic swap
   void free_head(uint64_t seq, uint64_t old);  // after the state word turned FREE
   // Reads the state words of up to kStateBatch items from `seq` (not past the tail or the end

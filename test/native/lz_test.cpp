@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/lz_view.hpp"
@@ -22,8 +23,10 @@ namespace {
 struct Zone {
   pd3test::ScopedHost host;
   std::unique_ptr<pd3::AgentSession> agent;
-  Zone(uint64_t data_bytes, uint32_t items) : host("lz", pd3_segment_sizes{4096, 4096, data_bytes, items, 0}) {
-    if (host.rc == PD3_OK && pd3::AgentSession::attach(host.name.c_str(), &agent) != PD3_OK) agent.reset();
+  // `dma`: the agent's HostDma backend (the default: shared memory, nothing counted).
+  Zone(uint64_t data_bytes, uint32_t items, const pd3::DmaSetup& dma = {})
+      : host("lz", pd3_segment_sizes{4096, 4096, data_bytes, items, 0}) {
+    if (host.rc == PD3_OK && pd3::AgentSession::attach(host.name.c_str(), &agent, dma) != PD3_OK) agent.reset();
   }
   bool ok() const { return host.rc == PD3_OK && agent != nullptr; }
   pd3::LzProducer& producer() { return agent->zone(); }
@@ -53,6 +56,18 @@ std::string key_of(uint64_t i) { return "key:" + std::to_string(i); }
 std::string bytes_key(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
 
 uint32_t hash_of(const std::string& k) { return pd3_lz_key_hash(k.data(), uint32_t(k.size())); }
+
+// Two different 8-byte keys with the same 32-bit index hash (a birthday search); empty if none.
+std::pair<std::string, std::string> same_hash_pair() {
+  std::unordered_map<uint32_t, uint64_t> seen;
+  seen.reserve(1 << 19);
+  for (uint64_t i = 0; i < (1u << 22); ++i) {
+    const std::string k = bytes_key(i * 0x9E3779B97F4A7C15ull);
+    auto [it, fresh] = seen.emplace(hash_of(k), i);
+    if (!fresh) return {bytes_key(it->second * 0x9E3779B97F4A7C15ull), k};
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -118,19 +133,7 @@ TEST(lz_misses_for_absent_prefix_and_similar_keys) {
 }
 
 TEST(lz_same_full_hash_different_key_misses) {
-  // Birthday search for two 8-byte keys with the same 32-bit index hash.
-  std::unordered_map<uint32_t, uint64_t> seen;
-  seen.reserve(1 << 19);
-  std::string a, b;
-  for (uint64_t i = 0; i < (1u << 22); ++i) {
-    const std::string k = bytes_key(i * 0x9E3779B97F4A7C15ull);
-    auto [it, fresh] = seen.emplace(hash_of(k), i);
-    if (!fresh) {
-      a = bytes_key(it->second * 0x9E3779B97F4A7C15ull);
-      b = k;
-      break;
-    }
-  }
+  const auto [a, b] = same_hash_pair();
   REQUIRE(!a.empty());
   REQUIRE(a != b);
   REQUIRE(hash_of(a) == hash_of(b));
@@ -217,6 +220,82 @@ TEST(lz_invalidate_withdraws_produced_items) {
   REQUIRE(z.produce("x", value_of(1, 2, 9)) > 0);
   CHECK_EQ(z.take("x", &got), 9);
   CHECK(got == value_of(1, 2, 9));
+}
+
+TEST(lz_invalidate_reads_back_no_key_this_agent_wrote) {
+  // The latency backend at 0 µs counts DMA operations.
+  Zone z(1 << 16, 64, pd3::DmaSetup{0});
+  REQUIRE(z.ok());
+  const auto [a, b] = same_hash_pair();
+  REQUIRE(!a.empty());
+  REQUIRE(z.produce("x", value_of(1, 0, 10)) > 0);
+  REQUIRE(z.produce("y", value_of(2, 0, 10)) > 0);
+  REQUIRE(z.produce("x", value_of(1, 1, 12)) > 0);
+  REQUIRE(z.produce(a, value_of(3, 0, 16)) > 0);
+  const pd3::DmaCounts before = z.agent->dma().counts();
+  CHECK_EQ(z.producer().invalidate("x", 1), 2u);
+  // b shares a's bucket and 32-bit hash: told apart by the fingerprint, without a read.
+  CHECK_EQ(z.producer().invalidate(b.data(), uint32_t(b.size())), 0u);
+  const pd3::DmaCounts after = z.agent->dma().counts();
+  CHECK_EQ(after.reads, before.reads);
+  CHECK_EQ(after.atomics, before.atomics + 2);  // one CAS per withdrawn copy of x
+  CHECK_EQ(z.take("x"), 0);
+  std::vector<uint8_t> got;
+  CHECK_EQ(z.take(a, &got), 16);
+  CHECK(got == value_of(3, 0, 16));
+  CHECK_EQ(z.take("y", &got), 10);
+}
+
+TEST(lz_invalidate_tries_each_item_once) {
+  Zone z(1 << 16, 64, pd3::DmaSetup{0});
+  REQUIRE(z.ok());
+  const auto atomics = [&] { return z.agent->dma().counts().atomics; };
+  REQUIRE(z.produce("x", value_of(1, 0, 10)) > 0);
+  REQUIRE(z.produce("y", value_of(2, 0, 10)) > 0);
+  CHECK_EQ(z.take("y"), 10);  // consumed by the host: the agent does not know yet
+  uint64_t before = atomics();
+  CHECK_EQ(z.producer().invalidate("x", 1), 1u);
+  CHECK_EQ(z.producer().invalidate("y", 1), 0u);  // its CAS finds the item taken
+  CHECK_EQ(atomics(), before + 2);
+  before = atomics();
+  CHECK_EQ(z.producer().invalidate("x", 1), 0u);  // both settled: no second CAS
+  CHECK_EQ(z.producer().invalidate("y", 1), 0u);
+  CHECK_EQ(atomics(), before);
+  // A new copy of each is tried again, once.
+  REQUIRE(z.produce("x", value_of(1, 1, 10)) > 0);
+  REQUIRE(z.produce("y", value_of(2, 1, 10)) > 0);
+  before = atomics();
+  CHECK_EQ(z.producer().invalidate("x", 1), 1u);
+  CHECK_EQ(z.producer().invalidate("y", 1), 1u);
+  CHECK_EQ(atomics(), before + 2);
+  CHECK_EQ(z.take("x"), 0);
+  CHECK_EQ(z.take("y"), 0);
+  CHECK_EQ(z.c()->lz_invalidated, 3u);
+}
+
+TEST(lz_restarted_agent_invalidates_earlier_items_by_their_keys) {
+  Zone z(1 << 16, 64, pd3::DmaSetup{0});
+  REQUIRE(z.ok());
+  const auto [a, b] = same_hash_pair();
+  REQUIRE(!a.empty());
+  REQUIRE(z.produce("x", value_of(1, 0, 10)) > 0);
+  REQUIRE(z.produce(a, value_of(3, 0, 16)) > 0);
+  z.agent.reset();  // the items stay in the host's memory; their fingerprints went with the agent
+  REQUIRE(pd3::AgentSession::attach(z.host.name.c_str(), &z.agent, pd3::DmaSetup{0}) == PD3_OK);
+  const pd3::DmaCounts before = z.agent->dma().counts();
+  CHECK_EQ(z.producer().invalidate(b.data(), uint32_t(b.size())), 0u);  // a's key, read back, differs
+  CHECK_EQ(z.producer().invalidate("x", 1), 1u);
+  CHECK(z.agent->dma().counts().reads >= before.reads + 2);  // both candidates' keys were read
+  CHECK_EQ(z.take("x"), 0);
+  std::vector<uint8_t> got;
+  CHECK_EQ(z.take(a, &got), 16);
+  CHECK(got == value_of(3, 0, 16));
+  // Once the earlier items are freed, an item the new agent produces is withdrawn by fingerprint.
+  CHECK_EQ(z.producer().clean(), 2u);
+  REQUIRE(z.produce("x", value_of(1, 1, 10)) > 0);
+  const uint64_t reads = z.agent->dma().counts().reads;
+  CHECK_EQ(z.producer().invalidate("x", 1), 1u);
+  CHECK_EQ(z.agent->dma().counts().reads, reads);
 }
 
 TEST(lz_clean_stops_at_first_produced) {

@@ -1,5 +1,5 @@
 // scrape.ts — reads metrics of the benchmarks' daemons from their Prometheus endpoints (pool,
-// tier-io, prefetch).
+// tier-io, prefetch, and the agent's DMA operations in e2e).
 import { request } from 'node:http';
 
 /** The text of http://ADDRESS/metrics (3 s at most). */
