@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "dpu/engine.hpp"
+#include "dpu/lz_producer.hpp"
 
 namespace pd3 {
 
@@ -19,6 +20,9 @@ constexpr int kMaxEvents = 64;
 }  // namespace
 
 bool Engine::service_sockets(uint64_t now) {
+  // The prefetch answers of this pass go into the Loading Zone as one batch (two fences in all,
+  // not two per item), published before the pass ends.
+  const LzBatch zone_batch(prefetch_ ? &session_->zone() : nullptr);
   epoll_event events[kMaxEvents];
   const int n = epoll_wait(epoll_.get(), events, kMaxEvents, 0);
   for (int e = 0; e < n; ++e) {

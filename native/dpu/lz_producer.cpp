@@ -21,6 +21,7 @@ LzProducer::LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& co
       buckets_(layout.lz_bucket_count),
       desc_(layout.lz_desc_count) {
   dma_.read(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_);
+  unpublished_from_ = cur_.tail_seq;
   dma_.read(l_.lz_bucket_offset, buckets_.data(), buckets_.size() * 8);
   std::vector<pd3_lz_desc> host(l_.lz_desc_count);
   dma_.read(l_.lz_desc_offset, host.data(), host.size() * sizeof(pd3_lz_desc));
@@ -48,6 +49,8 @@ void LzProducer::free_head(uint64_t seq, uint64_t old) {
 }
 
 void LzProducer::reclaim_oldest() {
+  // The zone is full of this batch's items: they go out before the oldest of them is reclaimed.
+  if (cur_.head_seq >= unpublished_from_) publish();
   const uint64_t seq = cur_.head_seq;
   // Atomic swap (acq_rel): if a consumer's CAS took the item first, its copy of the bytes happens
   // before we reuse them; the FREE word makes every later consumer CAS fail.
@@ -100,23 +103,42 @@ int64_t LzProducer::produce(uint16_t op_id, const void* key, uint32_t key_len, c
   Desc& d = desc_[seq & (l_.lz_desc_count - 1)];
   d = Desc{buckets_[bucket], pos, hash, uint32_t(len), fingerprint(key, key_len)};
   dma_.write(l_.desc_at(seq) + 8, &d, kHostFieldBytes);
-  // Record bytes and descriptor fields are visible to whoever sees the state word.
-  dma_.fence();
-  dma_.write64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED));
-  // A consumer that sees the bucket head finds the descriptor already published; Tail (the
-  // Fig. 9 scan bound) likewise.
-  dma_.fence();
-  buckets_[bucket] = seq;
-  dma_.write64(l_.bucket_at(bucket), seq);
+  buckets_[bucket] = seq;  // the host's head moves when the item is published
   cur_.data_tail = pos + len;
   cur_.tail_seq = seq + 1;
-  publish_cursors();
   counters_.add(AgentCounters::kLzProduced);
-  counters_.flush(dma_);
+  if (!batching_) publish();
   return int64_t(seq);
 }
 
+void LzProducer::begin_batch() { batching_ = true; }
+
+void LzProducer::end_batch() {
+  batching_ = false;
+  publish();
+}
+
+void LzProducer::publish() {
+  const uint64_t first = unpublished_from_;
+  if (first == cur_.tail_seq) return;
+  // Record bytes and descriptor fields are visible to whoever sees a state word.
+  dma_.fence();
+  for (uint64_t seq = first; seq < cur_.tail_seq; ++seq) dma_.write64(l_.desc_at(seq), lz_state(seq, PD3_LZ_PRODUCED));
+  // A consumer that sees a bucket head finds the descriptors it leads to already published; Tail
+  // (the Fig. 9 scan bound) likewise. Each bucket gets its newest head (written once per item:
+  // the same value again for a bucket two items share).
+  dma_.fence();
+  for (uint64_t seq = first; seq < cur_.tail_seq; ++seq) {
+    const uint64_t bucket = desc_[seq & (l_.lz_desc_count - 1)].key_hash & (l_.lz_bucket_count - 1);
+    dma_.write64(l_.bucket_at(bucket), buckets_[bucket]);
+  }
+  unpublished_from_ = cur_.tail_seq;
+  publish_cursors();
+  counters_.flush(dma_);
+}
+
 uint32_t LzProducer::clean() {
+  publish();  // as every method but produce(): the batch's items are the zone's before anything else
   uint32_t freed = 0;
   bool blocked = false;
   while (pending() > 0 && !blocked) {
@@ -145,6 +167,7 @@ uint32_t LzProducer::clean() {
 
 uint32_t LzProducer::invalidate(const void* key, uint32_t key_len) {
   if (key == nullptr || key_len == 0 || key_len > PD3_MAX_KEY_LEN) return 0;
+  publish();  // an unpublished item's CAS would fail, and it would be published PRODUCED after
   const uint32_t hash = pd3_lz_key_hash(key, key_len);
   const uint64_t oldest = cur_.head_seq;
   uint32_t withdrawn = 0;
@@ -182,6 +205,7 @@ bool LzProducer::same_key(const Desc& d, const void* key, uint32_t key_len, uint
 }
 
 uint32_t LzProducer::invalidate_all() {
+  publish();
   uint32_t withdrawn = 0;
   for (uint64_t seq = cur_.head_seq; seq < cur_.tail_seq;) {
     const uint32_t n = read_states(seq);

@@ -21,13 +21,25 @@ class LzProducer {
   // Reads the cursors, bucket heads and descriptors (three reads).
   LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& counters);
 
-  // Publishes an item (paper §6.2 prefetch response → §7.2 zone item). If the zone lacks room,
-  // the oldest items are reclaimed whatever their state. Returns the item's seq (> 0), or
-  // PD3_E_INVAL (empty key, key > 65535 bytes, or size 0: an empty item could not be told from a
-  // miss) or PD3_E_TOO_BIG (the record could never fit the data ring).
-  // DMA: a write of the record, a write of the descriptor's fields, a fence, the state word, a
-  // fence, the bucket head and the cursors; plus, per item reclaimed, an atomic swap and a fence.
+  // Puts an item into the zone (paper §6.2 prefetch response → §7.2 zone item): published at once,
+  // or inside a batch (begin_batch) at end_batch. If the zone lacks room, the oldest items are
+  // reclaimed whatever their state. Returns the item's seq (> 0), or PD3_E_INVAL (empty key, key >
+  // 65535 bytes, or size 0: an empty item could not be told from a miss) or PD3_E_TOO_BIG (the
+  // record could never fit the data ring).
+  // DMA: a write of the record and a write of the descriptor's fields; then, when published, a
+  // fence, the state word, a fence, the bucket head, the cursors and the counters' line (a batch
+  // pays the fences, cursors and counters once for all its items). Per item reclaimed, an atomic
+  // swap and a fence.
   int64_t produce(uint16_t op_id, const void* key, uint32_t key_len, const void* data, uint32_t size);
+
+  // Opens a batch: the items produce() puts in until end_batch() are published together (§7:
+  // the responses of one pass over the memory servers' sockets). Consumers see none of them
+  // before end_batch(). Every other method publishes the batch's items first, and so does
+  // produce() when making room would reclaim one of them, so a batch never changes what the
+  // zone's other operations see. Batches do not nest.
+  void begin_batch();
+  // Publishes the batch's items (none: no DMA) and closes it.
+  void end_batch();
 
   // Advances Head past items that are no longer PRODUCED (consumed or invalidated), freeing their
   // space. Stops at the first PRODUCED item. Returns the number of items freed.
@@ -86,6 +98,9 @@ class LzProducer {
   // of the descriptor array) into states_; returns how many.
   uint32_t read_states(uint64_t seq);
   void publish_cursors();
+  // Makes the items from unpublished_from_ to Tail visible: their state words, bucket heads, the
+  // cursors and the counters. No DMA when there are none.
+  void publish();
 
   HostDma& dma_;
   const HostLayout l_;
@@ -93,8 +108,27 @@ class LzProducer {
   Cursors cur_{};
   std::vector<uint64_t> buckets_;  // bucket heads (seqs)
   std::vector<Desc> desc_;         // by seq % desc_count
+  bool batching_ = false;          // between begin_batch() and end_batch()
+  uint64_t unpublished_from_ = 0;  // the first seq not yet published (== Tail when none)
   std::vector<uint64_t> record_;   // scratch: one record in agent memory
   uint64_t states_[kStateBatch * 4];  // scratch: whole descriptors as read (state is word 0 of 4)
+};
+
+// One LzProducer batch as a scope: begin_batch() at construction, end_batch() at destruction (a
+// null producer: nothing).
+class LzBatch {
+ public:
+  explicit LzBatch(LzProducer* zone) : zone_(zone) {
+    if (zone_ != nullptr) zone_->begin_batch();
+  }
+  ~LzBatch() {
+    if (zone_ != nullptr) zone_->end_batch();
+  }
+  LzBatch(const LzBatch&) = delete;
+  LzBatch& operator=(const LzBatch&) = delete;
+
+ private:
+  LzProducer* zone_;
 };
 
 }  // namespace pd3

@@ -298,6 +298,75 @@ TEST(lz_restarted_agent_invalidates_earlier_items_by_their_keys) {
   CHECK_EQ(z.agent->dma().counts().reads, reads);
 }
 
+TEST(lz_batch_publishes_its_items_together) {
+  Zone z(1 << 16, 64, pd3::DmaSetup{0});
+  REQUIRE(z.ok());
+  const auto counts = [&] { return z.agent->dma().counts(); };
+  pd3::DmaCounts before = counts();
+  z.producer().begin_batch();
+  REQUIRE(z.produce("x", value_of(1, 0, 10)) == 1);
+  REQUIRE(z.produce("y", value_of(2, 0, 11)) == 2);
+  REQUIRE(z.produce("x", value_of(1, 1, 12)) == 3);  // same bucket as the first
+  CHECK_EQ(counts().fences, before.fences);          // nothing published yet
+  CHECK_EQ(z.take("x"), 0);
+  CHECK_EQ(z.take("y"), 0);
+  CHECK_EQ(z.c()->lz_tail_seq, 1u);
+  CHECK_EQ(z.c()->lz_produced, 0u);
+  z.producer().end_batch();
+  const pd3::DmaCounts after = counts();
+  CHECK_EQ(after.fences, before.fences + 2);  // two for the batch, not two per item
+  CHECK_EQ(z.c()->lz_tail_seq, 4u);
+  CHECK_EQ(z.c()->lz_produced, 3u);
+  std::vector<uint8_t> got;
+  CHECK_EQ(z.take("x", &got), 12);  // newest first, then the older copy through the chain
+  CHECK(got == value_of(1, 1, 12));
+  CHECK_EQ(z.take("x", &got), 10);
+  CHECK(got == value_of(1, 0, 10));
+  CHECK_EQ(z.take("y", &got), 11);
+  z.producer().begin_batch();
+  z.producer().end_batch();  // an empty batch publishes nothing
+  CHECK_EQ(counts().fences, after.fences);
+}
+
+TEST(lz_batch_items_are_published_before_any_other_operation) {
+  Zone z(1 << 16, 64);
+  REQUIRE(z.ok());
+  z.producer().begin_batch();
+  REQUIRE(z.produce("x", value_of(1, 0, 10)) > 0);
+  // Invalidating a key of the open batch withdraws its item: published first, then the CAS.
+  CHECK_EQ(z.producer().invalidate("x", 1), 1u);
+  REQUIRE(z.produce("y", value_of(2, 0, 10)) > 0);
+  CHECK_EQ(z.producer().clean(), 1u);  // publishes y, then frees the withdrawn x
+  std::vector<uint8_t> got;
+  CHECK_EQ(z.take("y", &got), 10);  // visible before end_batch
+  REQUIRE(z.produce("w", value_of(3, 0, 10)) > 0);
+  CHECK_EQ(z.producer().invalidate_all(), 1u);
+  z.producer().end_batch();
+  CHECK_EQ(z.take("x"), 0);
+  CHECK_EQ(z.take("w"), 0);
+  CHECK_EQ(z.c()->lz_invalidated, 2u);
+  CHECK_EQ(z.c()->lz_produced, 3u);
+}
+
+TEST(lz_batch_larger_than_the_zone_publishes_before_reclaiming) {
+  Zone z(1 << 16, 16);  // sixteen descriptors
+  REQUIRE(z.ok());
+  z.producer().begin_batch();
+  for (uint64_t i = 0; i < 40; ++i) REQUIRE(z.produce(key_of(i), value_of(i, 0, 20)) == int64_t(i + 1));
+  z.producer().end_batch();
+  // The 24 oldest were published, then reclaimed untaken (counted as such); the 16 newest are there.
+  CHECK_EQ(z.c()->lz_produced, 40u);
+  CHECK_EQ(z.c()->lz_reclaimed_unconsumed, 24u);
+  std::vector<uint8_t> got;
+  for (uint64_t i = 0; i < 24; ++i) CHECK_EQ(z.take(key_of(i)), 0);
+  for (uint64_t i = 24; i < 40; ++i) {
+    CHECK_EQ(z.take(key_of(i), &got), 20);
+    CHECK(got == value_of(i, 0, 20));
+  }
+  CHECK_EQ(z.producer().clean(), 16u);
+  CHECK_EQ(z.producer().pending(), 0u);
+}
+
 TEST(lz_clean_stops_at_first_produced) {
   Zone z(1 << 16, 64);
   REQUIRE(z.ok());

@@ -298,7 +298,9 @@ TEST(stress_request_ring_that_cannot_fill_never_refuses) {
 
 namespace {
 
-void lz_small_zone(int64_t latency_ns, uint64_t items) {
+// `batch` > 1: the producer puts items in `batch` at a time (begin_batch … end_batch, as the
+// engine does per pass), with the invalidations landing inside batches.
+void lz_small_zone(int64_t latency_ns, uint64_t items, uint32_t batch = 1) {
   const uint64_t kItems = items;
   const uint64_t kKeyspace = 512;
   const uint64_t kWindow = 96;  // consumers ask for keys of the last 96 items; only <= 64 are live
@@ -315,17 +317,20 @@ void lz_small_zone(int64_t latency_ns, uint64_t items) {
     for (uint64_t k = 0; k < kItems; ++k) {
       const uint64_t key = k % kKeyspace;
       const std::vector<uint8_t> v = item_value(k);
+      if (batch > 1 && k % batch == 0) producer.begin_batch();
       if (producer.produce(pd3_op_id(PD3_OP_PREFETCH, uint32_t(k)), &key, 8, v.data(), uint32_t(v.size())) <= 0) {
         failed.store(true);
         break;
       }
-      // release: consumers that see `published` may ask for the item (it is already in the zone).
-      published.store(k + 1, std::memory_order_release);
-      producer.clean();
       if (k % 101 == 100) {  // a write of a recent key withdraws its live copies
         const uint64_t victim = (k - 5) % kKeyspace;
         withdrawn += producer.invalidate(&victim, 8);
       }
+      if (batch > 1 && (k + 1) % batch != 0 && k + 1 != kItems) continue;
+      if (batch > 1) producer.end_batch();
+      // release: consumers that see `published` may ask for the items (they are in the zone).
+      published.store(k + 1, std::memory_order_release);
+      producer.clean();
     }
     invalidations.store(withdrawn);
     done.store(true, std::memory_order_release);
@@ -359,9 +364,9 @@ void lz_small_zone(int64_t latency_ns, uint64_t items) {
           continue;
         }
         uint64_t k = 0;
-        // The item was produced before we returned: at most the one being published right now is
-        // not yet counted in `published`.
-        if (n < 0 || !item_ok(buf, n, key, kKeyspace, published.load(std::memory_order_acquire) + 1, &k)) {
+        // The item was produced before we returned: at most the batch being published right now
+        // (an invalidation publishes it early) is not yet counted in `published`.
+        if (n < 0 || !item_ok(buf, n, key, kKeyspace, published.load(std::memory_order_acquire) + batch, &k)) {
           std::fprintf(stderr, "  consumer %d: bad value for key %llu (n=%lld)\n", t, (unsigned long long)key,
                        (long long)n);
           failed.store(true);
@@ -426,6 +431,8 @@ void lz_small_zone(int64_t latency_ns, uint64_t items) {
 
 TEST(stress_loading_zone_small_zone_constant_reclamation) { lz_small_zone(-1, 300000 / kScale); }
 TEST(stress_loading_zone_small_zone_latency_dma) { lz_small_zone(200, 60000 / kScale); }
+TEST(stress_loading_zone_small_zone_batches) { lz_small_zone(-1, 300000 / kScale, 8); }
+TEST(stress_loading_zone_small_zone_batches_latency_dma) { lz_small_zone(200, 60000 / kScale, 8); }
 
 namespace {
 
