@@ -2,6 +2,7 @@
 #include "dpu/lz_producer.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "common/lz_state.hpp"
@@ -111,7 +112,10 @@ int64_t LzProducer::produce(uint16_t op_id, const void* key, uint32_t key_len, c
   return int64_t(seq);
 }
 
-void LzProducer::begin_batch() { batching_ = true; }
+void LzProducer::begin_batch() {
+  assert(!batching_ && "batches do not nest");
+  batching_ = true;
+}
 
 void LzProducer::end_batch() {
   batching_ = false;

@@ -49,7 +49,7 @@ class LzProducer {
   // Withdraws every PRODUCED item of `key` (a newer write or delete of the key was seen), so no
   // consumer can take it afterwards. Returns the number withdrawn. DMA: an atomic CAS per item of
   // the key's bucket whose 32-bit hash and 64-bit fingerprint match and that no earlier CAS of
-  // this agent found taken (a state that left PRODUCED never returns to it for that seq); the
+  // this agent settled, won or lost (a state that left PRODUCED never returns to it for that seq); the
   // fingerprints are kept in agent memory, so nothing is read back. Two keys with the same hash and
   // fingerprint (odds about 2^-64 per pair) withdraw each other's items: a lost hit, never a stale
   // value. Items produced before a restart have no fingerprint here: their keys are read from the
