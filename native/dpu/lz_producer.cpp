@@ -16,11 +16,7 @@ static_assert(sizeof(pd3_lz_desc) - offsetof(pd3_lz_desc, next_seq) == 24, "24 b
 static_assert(PD3_CTL(lz_data_head) - PD3_CTL(lz_tail_seq) == 24, "the four LZ cursors are one line, in order");
 
 LzProducer::LzProducer(HostDma& dma, const HostLayout& layout, AgentCounters& counters)
-    : dma_(dma),
-      l_(layout),
-      counters_(counters),
-      buckets_(layout.lz_bucket_count),
-      desc_(layout.lz_desc_count) {
+    : dma_(dma), l_(layout), counters_(counters), buckets_(layout.lz_bucket_count), desc_(layout.lz_desc_count) {
   dma_.read(PD3_CTL(lz_tail_seq), &cur_, sizeof cur_);
   unpublished_from_ = cur_.tail_seq;
   dma_.read(l_.lz_bucket_offset, buckets_.data(), buckets_.size() * 8);

@@ -19,7 +19,6 @@ namespace pd3 {
 class HeldResponses {
  public:
   void set_any_order(bool any_order) { any_order_ = any_order; }
-  bool any_order() const { return any_order_; }
   bool empty() const { return held_.empty(); }
   size_t size() const { return held_.size(); }
   size_t bytes() const { return bytes_; }
