@@ -9,6 +9,10 @@
 
 namespace pd3 {
 
+// How far ahead of the record being handled drain_responses prefetches the ring: four cache lines,
+// three or four responses of a batch (A/B against the instant agent, docs/benchmarks.md, "transfer").
+inline constexpr uint64_t kResponsePrefetchAhead = 256;
+
 // Bytes of the response record that starts at `rec` (header and data), from its header.
 inline uint64_t response_record_len(const uint8_t* rec) {
   pd3_response hdr;
@@ -34,6 +38,11 @@ int drain_responses(pd3_control* c, uint32_t max, Fn&& fn) {
       uint32_t n = 0;
       const bool framed = slot_records<sizeof(pd3_response)>(body, body_len, s.count, [](const uint8_t* r) { return response_record_len(r); })
                               .walk([&](const uint8_t* rec, uint32_t len) {
+                                // The agent's core wrote these lines: a read of each waits a
+                                // line round trip between the cores, so the lines four ahead are
+                                // asked for now, while this record is handled. (Past the body's
+                                // end it fetches a line for nothing; a prefetch never faults.)
+                                __builtin_prefetch(rec + kResponsePrefetchAhead, 0, 3);
                                 pd3_response hdr;
                                 std::memcpy(&hdr, rec, sizeof hdr);
                                 // Judged on this copy of the header, which fn gets: the slot is in
