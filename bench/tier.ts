@@ -5,7 +5,8 @@
 // Belady's optimum: hit ratio, CPU per access, write-backs, on a virtual clock (a hit --hit-ns, a
 // miss --miss-ns; the epoch sampler's periods follow it) and, for comparison, unpaced (the replay's
 // own wall-clock pace, epoch's sampler thread); it writes the registration trace of the
-// lru/zipfian fills (--trace-out, named on stdout) for `bench mrrc --trace FILE`.
+// lru/zipfian fills, kept with --trace-out FILE for `bench mrrc --trace FILE` (without it, into a
+// temporary directory removed at exit: `bench mrrc` records its own).
 // Part 2, the real tier: one pd3-memserver per policy (--dram-budget, --evict; on the "other" core),
 // a region 4x the budget filled, then a YCSB-C zipfian stream of page reads from this process (the
 // client, pinned to the host core in split layout) through the direct transport at a fixed concurrency: throughput, p99,
@@ -28,7 +29,7 @@ const POLICIES = ['lru', 'fifo', 'random', 'cflru', 'epoch'] as const;
 const USAGE = `usage: npm run bench -- tier [--quick] [--trace-out FILE] [--no-real] [--seconds S] [--concurrency N]
   --quick            simulator at 16,384 frames / 2M accesses per workload; real tier with an 8 MiB
                      budget, 2 s per policy
-  --trace-out FILE   where the registration trace goes (default: a new temporary directory)
+  --trace-out FILE   keep the registration trace there (default: not kept)
   --no-real          the simulator only
   --hit-ns H         the simulator's virtual time of a hit (default 1000)
   --miss-ns M        the simulator's virtual time of a miss, a page read (default 50000: ~ the
@@ -45,6 +46,15 @@ interface Options {
   seconds: number;
   concurrency: number;
   layout: CoreLayout;
+}
+
+// Where the trace goes without --trace-out: a temporary directory, removed when the run ends.
+let temporaryTracePath: string | null = null;
+function temporaryTrace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pd3-bench-tier-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  temporaryTracePath = join(dir, 'registrations.txt');
+  return temporaryTracePath;
 }
 
 function options(): Options {
@@ -72,7 +82,7 @@ function options(): Options {
     if (!(seconds > 0 && seconds <= 600)) throw new Error(`--seconds: 0 < S <= 600, got '${values.seconds}'`);
     const concurrency = Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new Error(`--concurrency: 1..1024, got '${values.concurrency}'`);
-    const traceOut = values['trace-out'] ?? join(mkdtempSync(join(tmpdir(), 'pd3-bench-tier-')), 'registrations.txt');
+    const traceOut = values['trace-out'] ?? temporaryTrace();
     const layout = applyLayoutOptions(values);
     const clock: string[] = [];
     for (const flag of ['hit-ns', 'miss-ns'] as const) {
@@ -190,8 +200,9 @@ pinThisProcess(opts.layout, 'host');
 const started = performance.now();
 const result: Record<string, JsonValue> = { bench: 'tier', quick: opts.quick, layout: opts.layout.name };
 Object.assign(result, await simulate(opts));
-console.log(`registration trace (lru, zipfian fills): ${opts.traceOut}`);
-result.trace_out = opts.traceOut;
+const traceKept = opts.traceOut !== temporaryTracePath;
+console.log(traceKept ? `registration trace (lru, zipfian fills): ${opts.traceOut}` : 'registration trace: not kept (--trace-out FILE keeps it)');
+result.trace_out = traceKept ? opts.traceOut : null;
 if (opts.real) {
   const rows: RealRow[] = [];
   for (const policy of POLICIES) rows.push(await realTier(policy, opts));

@@ -3,7 +3,7 @@
 // policy's hit ratio at or below Belady's, prefetchers that help scans, and whose registration
 // trace has the v1 format.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,5 +116,35 @@ describe('pd3_bench_tier', () => {
     }
     // lru ignores the clock.
     expect(a.lru_unpaced_hit).toBe(a.lru_hit);
+  });
+});
+
+// `npm run bench -- tier` (bench/tier.ts) itself: the registration trace is kept only when asked.
+describe('bench tier: the registration trace', () => {
+  const TIER = fileURLToPath(new URL('../dist/bench/tier.js', import.meta.url));
+  // Runs the bench without its real-tier part, with TMPDIR private to the run; returns the JSON
+  // line and what the run left in TMPDIR.
+  function bench(extra: string[]): { result: Record<string, unknown>; leftovers: string[] } {
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const r = spawnSync(process.execPath, [TIER, '--quick', '--no-real', ...extra],
+      { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TMPDIR: tmp } });
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    return { result: JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>, leftovers: readdirSync(tmp) };
+  }
+
+  it('is removed at exit without --trace-out', () => {
+    const { result, leftovers } = bench([]);
+    expect(result.trace_out).toBeNull();
+    expect(result.lru_hit as number).toBeGreaterThan(0);
+    expect(leftovers).toEqual([]);
+  });
+
+  it('is kept where --trace-out says', () => {
+    const trace = join(dir, 'kept-trace.txt');
+    const { result, leftovers } = bench(['--trace-out', trace]);
+    expect(result.trace_out).toBe(trace);
+    expect(readFileSync(trace, 'utf8').split('\n')[0]).toBe('# pd3 registration trace v1');
+    expect(leftovers).toEqual([]);
   });
 });

@@ -45,6 +45,7 @@
 #include "pd3/binproto.h"
 #include "pd3/host.h"
 #include "pd3/record.h"
+#include "segment_cleanup.hpp"
 
 namespace {
 
@@ -172,6 +173,7 @@ int run_app(int argc, char** argv) {
   cfg.flags = PD3_HOST_REPLACE;
   pd3_host* h = nullptr;
   if (const int rc = pd3_host_create(&cfg, &h)) die("create", rc);
+  pd3::bench::unlink_segment_at_exit(pd3_host_name(h));  // also when a failure exits early
 
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -18,6 +18,8 @@
 
 #include "pd3/host.h"
 
+#include "segment_cleanup.hpp"
+
 namespace {
 
 // Command line of one run.
@@ -180,6 +182,7 @@ int main(int argc, char** argv) {
   cfg.publish_batch = a.publish_batch;
   pd3_host* owner = nullptr;
   if (const int rc = pd3_host_create(&cfg, &owner)) die("create", rc);
+  pd3::bench::unlink_segment_at_exit(pd3_host_name(owner));  // also when a failure exits early
   if (!direct) {
     std::printf("{\"segment\":\"%s\"}\n", name.c_str());  // the driver starts the agent now
     std::fflush(stdout);
