@@ -1,7 +1,7 @@
 // bench-tier.test.ts — the tier policy simulator (build/pd3_bench_tier, bench/native/tier.cpp) as a
 // process: refused command lines (exit 2 naming the flag), and a small run whose JSON holds every
 // policy's hit ratio at or below Belady's, prefetchers that help scans, and whose registration
-// trace has the v1 format.
+// trace has the v1 format; and `bench tier` (bench/tier.ts), which keeps that trace only when asked.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

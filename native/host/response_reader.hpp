@@ -10,7 +10,7 @@
 namespace pd3 {
 
 // How far ahead of the record being handled drain_responses prefetches the ring: four cache lines,
-// three or four responses of a batch (A/B against the instant agent, docs/benchmarks.md, "transfer").
+// a few responses of a batch (A/B against the instant agent, docs/benchmarks.md, "transfer").
 inline constexpr uint64_t kResponsePrefetchAhead = 256;
 
 // Bytes of the response record that starts at `rec` (header and data), from its header.
