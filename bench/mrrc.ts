@@ -9,11 +9,11 @@
 // size could cost on the HTTPD-like trace, and a real mlock replay at one size. Checks the issue's
 // targets and prints one JSON object last.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { tempDirRemovedAtExit } from '../examples/harness/temp-dir.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const usage =
@@ -73,9 +73,7 @@ if (values.trace !== undefined) {
 } else {
   // The third trace is recorded, not generated: the frame fills of the tier simulator (lru over
   // zipfian, bench/native/tier.cpp), the registrations a tiered memory server's frame pool makes.
-  const traceDir = mkdtempSync(join(tmpdir(), 'pd3-bench-mrrc-'));
-  process.on('exit', () => rmSync(traceDir, { recursive: true, force: true }));
-  const trace = join(traceDir, 'tier-registrations.txt');
+  const trace = join(tempDirRemovedAtExit('pd3-bench-mrrc-'), 'tier-registrations.txt');
   const tier = join(root, 'build', 'pd3_bench_tier');
   const rec = spawnSync(tier, ['--quick', '--trace-out', trace], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'inherit'] });
   if (rec.status !== 0) {

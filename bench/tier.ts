@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { tempDirRemovedAtExit } from '../examples/harness/temp-dir.js';
 import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, onSide, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
 import { Pd3Host } from '../host/index.js';
@@ -42,19 +43,11 @@ interface Options {
   quick: boolean;
   clock: string[];  // the simulator's --hit-ns / --miss-ns, when given
   traceOut: string;
+  keepTrace: boolean;  // --trace-out was given; otherwise traceOut is in a directory removed at exit
   real: boolean;
   seconds: number;
   concurrency: number;
   layout: CoreLayout;
-}
-
-// Where the trace goes without --trace-out: a temporary directory, removed when the run ends.
-let temporaryTracePath: string | null = null;
-function temporaryTrace(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pd3-bench-tier-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  temporaryTracePath = join(dir, 'registrations.txt');
-  return temporaryTracePath;
 }
 
 function options(): Options {
@@ -82,7 +75,8 @@ function options(): Options {
     if (!(seconds > 0 && seconds <= 600)) throw new Error(`--seconds: 0 < S <= 600, got '${values.seconds}'`);
     const concurrency = Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) throw new Error(`--concurrency: 1..1024, got '${values.concurrency}'`);
-    const traceOut = values['trace-out'] ?? temporaryTrace();
+    const keepTrace = values['trace-out'] !== undefined;
+    const traceOut = values['trace-out'] ?? join(tempDirRemovedAtExit('pd3-bench-tier-'), 'registrations.txt');
     const layout = applyLayoutOptions(values);
     const clock: string[] = [];
     for (const flag of ['hit-ns', 'miss-ns'] as const) {
@@ -92,7 +86,7 @@ function options(): Options {
       if (!Number.isInteger(ns) || ns < 1 || ns > 1e9) throw new Error(`--${flag}: an integer from 1 to 1e9 (ns), got '${text}'`);
       clock.push(`--${flag}`, String(ns));
     }
-    return { quick: values.quick, clock, traceOut, real: !values['no-real'], seconds, concurrency, layout };
+    return { quick: values.quick, clock, traceOut, keepTrace, real: !values['no-real'], seconds, concurrency, layout };
   } catch (e) {
     console.error(`tier: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -200,9 +194,8 @@ pinThisProcess(opts.layout, 'host');
 const started = performance.now();
 const result: Record<string, JsonValue> = { bench: 'tier', quick: opts.quick, layout: opts.layout.name };
 Object.assign(result, await simulate(opts));
-const traceKept = opts.traceOut !== temporaryTracePath;
-console.log(traceKept ? `registration trace (lru, zipfian fills): ${opts.traceOut}` : 'registration trace: not kept (--trace-out FILE keeps it)');
-result.trace_out = traceKept ? opts.traceOut : null;
+console.log(opts.keepTrace ? `registration trace (lru, zipfian fills): ${opts.traceOut}` : 'registration trace: not kept (--trace-out FILE keeps it)');
+result.trace_out = opts.keepTrace ? opts.traceOut : null;
 if (opts.real) {
   const rows: RealRow[] = [];
   for (const policy of POLICIES) rows.push(await realTier(policy, opts));
