@@ -61,6 +61,8 @@ interface HostReport {
   errors: number;
   mops: number;
   host_cpu_ns_per_op: number;
+  /** The part of host_cpu_ns_per_op spent in the kernel (system calls, sleeps and wake-ups). */
+  host_sys_ns_per_op: number;
   host_cpu_cores: number;
   p50_us: number;
   p99_us: number;
@@ -166,11 +168,11 @@ try {
     instant.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--publish-batch', String(PUBLISH_BATCH)],
       startInstantAgent));
   }
-  const row = (name: string, runs: Run[]): { mops: number; cpu: number; cores: number } => {
+  const row = (name: string, runs: Run[]): { mops: number; cpu: number; sys: number; cores: number } => {
     const r = { mops: median(runs.map((x) => x.mops)), cpu: median(runs.map((x) => x.host_cpu_ns_per_op)),
-      cores: median(runs.map((x) => x.host_cpu_cores)) };
-    console.log(`${name.padEnd(42)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op  ` +
-      `${r.cores.toFixed(2)} host cores  (runs, Mops/s / host ns/op / line round trip ns before-after: ` +
+      sys: median(runs.map((x) => x.host_sys_ns_per_op)), cores: median(runs.map((x) => x.host_cpu_cores)) };
+    console.log(`${name.padEnd(42)} ${r.mops.toFixed(3).padStart(8)} Mops/s  ${r.cpu.toFixed(0).padStart(6)} host ns/op ` +
+      `(${r.sys.toFixed(0)} in the kernel)  ${r.cores.toFixed(2)} host cores  (runs, Mops/s / host ns/op / line round trip ns before-after: ` +
       `${runs.map((x) => `${x.mops.toFixed(3)}/${x.host_cpu_ns_per_op.toFixed(0)}/${lineText(x)}`).join(', ')})`);
     return r;
   };
@@ -199,6 +201,8 @@ try {
     direct_mops: +d.mops.toFixed(4),
     offload_host_cpu_ns_per_op: +o.cpu.toFixed(1),
     direct_host_cpu_ns_per_op: +d.cpu.toFixed(1),
+    offload_host_sys_ns_per_op: +o.sys.toFixed(1),
+    direct_host_sys_ns_per_op: +d.sys.toFixed(1),
     publish_batch: PUBLISH_BATCH,
     offload_unbatched_mops: +o1.mops.toFixed(4),
     offload_unbatched_host_cpu_ns_per_op: +o1.cpu.toFixed(1),

@@ -1,7 +1,8 @@
 // transfer.cpp — the host side of `npm run bench -- transfer` (paper Appendix A): 64-byte writes
 // and reads from this process to the memory server, either through the agent (offload: requests go
 // into the shared request ring) or issued by the host itself (direct: the host library's direct
-// mode over TCP). Measures throughput and this process's CPU time per op (getrusage), and in
+// mode over TCP). Measures throughput and this process's CPU time per op (getrusage; also the part
+// of it in the kernel), and in
 // offload mode the latency of single reads. Prints one JSON line. bench/transfer.ts drives it.
 #include <sys/resource.h>
 #include <time.h>
@@ -46,11 +47,17 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-uint64_t cpu_ns() {
+// This process's CPU time so far: in user mode and in the kernel.
+struct CpuTime {
+  uint64_t user_ns = 0;
+  uint64_t sys_ns = 0;
+};
+
+CpuTime cpu_time() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   auto ns = [](const timeval& t) { return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_usec) * 1000ull; };
-  return ns(ru.ru_utime) + ns(ru.ru_stime);
+  return {ns(ru.ru_utime), ns(ru.ru_stime)};
 }
 
 [[noreturn]] void die(const char* what, int rc) {
@@ -199,21 +206,26 @@ int main(int argc, char** argv) {
   std::atomic<bool> stop{false};
   std::vector<uint64_t> ops(a.threads), errors(a.threads);
   std::vector<std::thread> threads;
-  const uint64_t cpu0 = cpu_ns(), t0 = now_ns();
+  const CpuTime cpu0 = cpu_time();
+  const uint64_t t0 = now_ns();
   for (uint32_t t = 0; t < a.threads; ++t)
     threads.emplace_back(drive, handles[t], regions[t], std::cref(a), std::cref(stop), &ops[t], &errors[t]);
   usleep(useconds_t(a.seconds * 1e6));
   stop.store(true, std::memory_order_relaxed);  // relaxed: the threads only poll it
   for (auto& th : threads) th.join();
-  const uint64_t wall = now_ns() - t0, cpu = cpu_ns() - cpu0;
+  const uint64_t wall = now_ns() - t0;
+  const CpuTime cpu1 = cpu_time();
+  const uint64_t user = cpu1.user_ns - cpu0.user_ns, sys = cpu1.sys_ns - cpu0.sys_ns, cpu = user + sys;
   uint64_t total = 0, errs = 0;
   for (uint32_t t = 0; t < a.threads; ++t) total += ops[t], errs += errors[t];
   double p50 = 0, p99 = 0;
   if (a.latency_reads > 0) latency(handles[0], regions[0], a.latency_reads, &p50, &p99);
   std::printf("{\"mode\":\"%s\",\"threads\":%u,\"window\":%u,\"ops\":%llu,\"errors\":%llu,\"seconds\":%.3f,"
-              "\"mops\":%.4f,\"host_cpu_ns_per_op\":%.1f,\"host_cpu_cores\":%.3f,\"p50_us\":%.2f,\"p99_us\":%.2f}\n",
+              "\"mops\":%.4f,\"host_cpu_ns_per_op\":%.1f,\"host_sys_ns_per_op\":%.1f,"
+              "\"host_cpu_cores\":%.3f,\"p50_us\":%.2f,\"p99_us\":%.2f}\n",
               a.mode.c_str(), a.threads, a.window, (unsigned long long)total, (unsigned long long)errs,
               double(wall) / 1e9, double(total) / (double(wall) / 1e3), total ? double(cpu) / double(total) : 0.0,
+              total ? double(sys) / double(total) : 0.0,
               double(cpu) / double(wall), p50, p99);
   for (pd3_host* h : handles) pd3_host_close(h);
   pd3_host_close(owner);
