@@ -96,7 +96,8 @@ function options(): Options {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SIMULATOR = join(root, 'build', 'pd3_bench_tier');
 
-// Runs the simulator, echoing its lines; resolves with its last line's JSON.
+// Runs the simulator, echoing its lines (except its JSON, and its line naming the trace file:
+// this script says at the end whether the trace is kept); resolves with its last line's JSON.
 function simulate(opts: Options): Promise<Record<string, JsonValue>> {
   const args = [...(opts.quick ? ['--quick'] : []), ...opts.clock, '--trace-out', opts.traceOut];
   const cmd = onSide(opts.layout, 'other', SIMULATOR, args);
@@ -106,7 +107,7 @@ function simulate(opts: Options): Promise<Record<string, JsonValue>> {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d: string) => {
       out += d;
-      process.stdout.write(d.split('\n').filter((l) => !l.startsWith('{')).join('\n'));
+      process.stdout.write(d.split('\n').filter((l) => !l.startsWith('{') && !l.startsWith('registration trace:')).join('\n'));
     });
     child.on('error', (e) => reject(new Error(`${SIMULATOR}: ${e.message} (run npm run build)`)));
     child.on('exit', (code) => {

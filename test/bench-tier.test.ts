@@ -123,27 +123,31 @@ describe('pd3_bench_tier', () => {
 describe('bench tier: the registration trace', () => {
   const TIER = fileURLToPath(new URL('../dist/bench/tier.js', import.meta.url));
   // Runs the bench without its real-tier part, with TMPDIR private to the run; returns the JSON
-  // line and what the run left in TMPDIR.
-  function bench(extra: string[]): { result: Record<string, unknown>; leftovers: string[] } {
+  // line, the lines before it that name the trace, and what the run left in TMPDIR.
+  function bench(extra: string[]): { result: Record<string, unknown>; traceLines: string[]; leftovers: string[] } {
     const tmp = mkdtempSync(join(dir, 'tmp-'));
     const r = spawnSync(process.execPath, [TIER, '--quick', '--no-real', ...extra],
       { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TMPDIR: tmp } });
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    return { result: JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>, leftovers: readdirSync(tmp) };
+    return { result: JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>,
+      traceLines: lines.filter((l) => l.includes('registration trace')), leftovers: readdirSync(tmp) };
   }
 
   it('is removed at exit without --trace-out', () => {
-    const { result, leftovers } = bench([]);
+    const { result, traceLines, leftovers } = bench([]);
     expect(result.trace_out).toBeNull();
+    // One line, and no path to a file that is gone by the time it is read.
+    expect(traceLines).toEqual(['registration trace: not kept (--trace-out FILE keeps it)']);
     expect(result.lru_hit as number).toBeGreaterThan(0);
     expect(leftovers).toEqual([]);
   });
 
   it('is kept where --trace-out says', () => {
     const trace = join(dir, 'kept-trace.txt');
-    const { result, leftovers } = bench(['--trace-out', trace]);
+    const { result, traceLines, leftovers } = bench(['--trace-out', trace]);
     expect(result.trace_out).toBe(trace);
+    expect(traceLines).toEqual([`registration trace (lru, zipfian fills): ${trace}`]);
     expect(readFileSync(trace, 'utf8').split('\n')[0]).toBe('# pd3 registration trace v1');
     expect(leftovers).toEqual([]);
   });
