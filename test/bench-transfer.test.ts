@@ -18,34 +18,39 @@ interface HostRun {
   host_sys_ns_per_op: number;
 }
 
+// Runs the host program with `args` against the instant agent; checks that both exit cleanly and
+// returns the host's report and how many requests the agent answered.
+async function againstInstantAgent(name: string, args: string[]): Promise<{ run: HostRun; answered: number }> {
+  const segment = `pd3-test-${name}-${process.pid}`;
+  const host = spawn(build('pd3_bench_transfer'), ['--mode', 'offload', '--segment', segment, ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let hostErr = '';
+  host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
+  const started: { agent?: ChildProcess } = {};  // set from the line callback
+  let agentOut = '';
+  let last = '';
+  createInterface({ input: host.stdout! }).on('line', (line) => {
+    last = line;
+    if ((JSON.parse(line) as { segment?: string }).segment !== undefined) {
+      started.agent = spawn(build('pd3_bench_instant_agent'), [segment], { stdio: ['ignore', 'pipe', 'inherit'] });
+      started.agent.stdout!.on('data', (d: Buffer) => (agentOut += d.toString()));
+    }
+  });
+  const hostCode = await new Promise<number | null>((resolve) => host.on('exit', resolve));
+  expect(hostErr).toBe('');
+  expect(hostCode).toBe(0);
+  const a = started.agent;
+  if (a === undefined) throw new Error('the host program never named its segment');
+  const agentExit = new Promise<number | null>((resolve) => a.on('exit', resolve));
+  a.kill('SIGTERM');
+  expect(await agentExit).toBe(0);
+  return { run: JSON.parse(last) as HostRun, answered: (JSON.parse(agentOut.trim()) as { answered: number }).answered };
+}
+
 describe('bench transfer: the host program against the instant agent', () => {
   it('completes every request the agent answered, without errors', async () => {
-    const segment = `pd3-test-instant-${process.pid}`;
-    const host = spawn(build('pd3_bench_transfer'),
-      ['--mode', 'offload', '--segment', segment, '--threads', '1', '--window', '256', '--seconds', '0.5', '--publish-batch', '8'],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
-    let hostErr = '';
-    host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
-    const started: { agent?: ChildProcess } = {};  // set from the line callback
-    let agentOut = '';
-    let last = '';
-    createInterface({ input: host.stdout! }).on('line', (line) => {
-      last = line;
-      if ((JSON.parse(line) as { segment?: string }).segment !== undefined) {
-        started.agent = spawn(build('pd3_bench_instant_agent'), [segment], { stdio: ['ignore', 'pipe', 'inherit'] });
-        started.agent.stdout!.on('data', (d: Buffer) => (agentOut += d.toString()));
-      }
-    });
-    const hostCode = await new Promise<number | null>((resolve) => host.on('exit', resolve));
-    expect(hostErr).toBe('');
-    expect(hostCode).toBe(0);
-    const a = started.agent;
-    if (a === undefined) throw new Error('the host program never named its segment');
-    const agentExit = new Promise<number | null>((resolve) => a.on('exit', resolve));
-    a.kill('SIGTERM');
-    expect(await agentExit).toBe(0);
-    const run = JSON.parse(last) as HostRun;
-    const answered = (JSON.parse(agentOut.trim()) as { answered: number }).answered;
+    const { run, answered } = await againstInstantAgent('instant',
+      ['--threads', '1', '--window', '256', '--seconds', '0.5', '--publish-batch', '8']);
     expect(run.errors).toBe(0);
     expect(run.ops).toBeGreaterThan(1000);
     // The kernel's part is a part of the host's CPU time, not a second count of it.
@@ -53,6 +58,18 @@ describe('bench transfer: the host program against the instant agent', () => {
     expect(run.host_sys_ns_per_op).toBeLessThanOrEqual(run.host_cpu_ns_per_op);
     // The host drains what is in flight when its clock runs out, so every request is counted once;
     // the agent also answered the region's ALLOCATE.
+    expect(answered).toBe(run.ops + 1);
+  }, 30_000);
+
+  it('sleeps as --sleep-every and --sleep-us say (the diagnostic of "What a sleep costs the host")', async () => {
+    // 256 requests in flight, a 20 ms sleep after every 256 completed: in 0.5 s at most 26 sleeps,
+    // with less than two windows completed between two of them, and one window drained at the end.
+    // Without the sleeps the same run completes millions.
+    const { run, answered } = await againstInstantAgent('sleepy', ['--threads', '1', '--window', '256',
+      '--seconds', '0.5', '--publish-batch', '8', '--sleep-every', '256', '--sleep-us', '20000']);
+    expect(run.errors).toBe(0);
+    expect(run.ops).toBeGreaterThan(0);
+    expect(run.ops).toBeLessThanOrEqual(27 * 2 * 256);
     expect(answered).toBe(run.ops + 1);
   }, 30_000);
 

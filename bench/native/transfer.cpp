@@ -39,6 +39,12 @@ struct Args {
   uint64_t request_ring_bytes = 4u << 20;
   uint64_t response_ring_bytes = 8u << 20;
   bool register_buffers = true;  // direct: 0 sets PD3_HOST_DIRECT_UNREGISTERED
+  // A diagnostic, not used by bench/transfer.ts: the host sleeps `sleep_us` each time another
+  // `sleep_every` requests have completed (0: never), as it does between a real agent's bursts.
+  // Against the instant agent it shows what a sleep alone costs the host (docs/benchmarks.md,
+  // "What a sleep costs the host").
+  uint32_t sleep_every = 0;
+  uint32_t sleep_us = 0;
 };
 
 uint64_t now_ns() {
@@ -122,6 +128,7 @@ void drive(pd3_host* h, uint32_t region, const Args& a, const std::atomic<bool>&
       errors += done[i].status != PD3_OK;
     }
     inflight -= uint32_t(n);
+    if (a.sleep_every > 0 && ops / a.sleep_every != (ops + uint64_t(n)) / a.sleep_every) usleep(a.sleep_us);
     ops += uint64_t(n);
     if (n > 0) progress = true;
     // Nothing to do: block instead of spinning, so CPU time counts work, not waiting.
@@ -165,6 +172,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--request-ring-bytes") a.request_ring_bytes = std::stoull(v);
     else if (k == "--response-ring-bytes") a.response_ring_bytes = std::stoull(v);
     else if (k == "--register" && (v == "0" || v == "1")) a.register_buffers = v == "1";
+    else if (k == "--sleep-every") a.sleep_every = uint32_t(std::stoul(v));
+    else if (k == "--sleep-us") a.sleep_us = uint32_t(std::stoul(v));
     else {
       std::fprintf(stderr, "transfer: unknown option %s\n", k.c_str());
       std::exit(2);
