@@ -107,7 +107,8 @@ function simulate(opts: Options): Promise<Record<string, JsonValue>> {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d: string) => {
       out += d;
-      process.stdout.write(d.split('\n').filter((l) => !l.startsWith('{') && !l.startsWith('registration trace:')).join('\n'));
+      const echoed = d.split('\n').filter((l) => !l.startsWith('{') && !l.startsWith('registration trace:'));
+      process.stdout.write(echoed.join('\n'));
     });
     child.on('error', (e) => reject(new Error(`${SIMULATOR}: ${e.message} (run npm run build)`)));
     child.on('exit', (code) => {

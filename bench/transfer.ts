@@ -61,7 +61,7 @@ interface HostReport {
   errors: number;
   mops: number;
   host_cpu_ns_per_op: number;
-  /** The part of host_cpu_ns_per_op spent in the kernel (system calls, sleeps and wake-ups). */
+  /** The part of host_cpu_ns_per_op spent in the kernel: socket calls, futex waits and wake-ups. */
   host_sys_ns_per_op: number;
   host_cpu_cores: number;
   p50_us: number;

@@ -1,9 +1,9 @@
 // transfer.cpp — the host side of `npm run bench -- transfer` (paper Appendix A): 64-byte writes
 // and reads from this process to the memory server, either through the agent (offload: requests go
 // into the shared request ring) or issued by the host itself (direct: the host library's direct
-// mode over TCP). Measures throughput and this process's CPU time per op (getrusage; also the part
-// of it in the kernel), and in
-// offload mode the latency of single reads. Prints one JSON line. bench/transfer.ts drives it.
+// mode over TCP). Measures throughput, this process's CPU time per op (getrusage) and the part of
+// it spent in the kernel, and in offload mode the latency of single reads. Prints one JSON line.
+// bench/transfer.ts drives it.
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
