@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tempDirRemovedAtExit } from '../examples/harness/temp-dir.js';
@@ -103,16 +104,14 @@ function simulate(opts: Options): Promise<Record<string, JsonValue>> {
   const cmd = onSide(opts.layout, 'other', SIMULATOR, args);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => {
-      out += d;
-      const echoed = d.split('\n').filter((l) => !l.startsWith('{') && !l.startsWith('registration trace:'));
-      process.stdout.write(echoed.join('\n'));
+    let last = '';
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.trim() !== '') last = line;
+      if (!line.startsWith('{') && !line.startsWith('registration trace:')) console.log(line);
     });
     child.on('error', (e) => reject(new Error(`${SIMULATOR}: ${e.message} (run npm run build)`)));
-    child.on('exit', (code) => {
-      const last = out.trim().split('\n').pop() ?? '';
+    // 'close', not 'exit': every line has been read by then.
+    child.on('close', (code) => {
       if (code !== 0 || !last.startsWith('{')) return reject(new Error(`pd3_bench_tier exited with ${code}`));
       resolve(JSON.parse(last) as Record<string, JsonValue>);
     });
