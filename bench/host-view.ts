@@ -7,13 +7,9 @@
 //
 // Options (passed through to the native binary as well): --quick, --keys N, --lookups N,
 // --no-ablation, --ablation. JS only: --js-lookups N.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-type JsonValue = number | string | boolean | null;
-type JsonObject = Record<string, JsonValue>;
+import { runEchoing, type JsonObject } from '../examples/harness/echo-run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const started = Date.now();
@@ -175,35 +171,6 @@ function jsChild(): void {
 }
 
 // ---- the parent ----------------------------------------------------------------------------------
-
-// Runs a command, echoing its stdout lines as they come except its last line, which must be one
-// JSON object (returned parsed).
-function runEchoing(cmd: string, args: string[]): Promise<JsonObject> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let held: string | undefined; // a JSON-looking line, printed only if another line follows it
-    const rl = createInterface({ input: child.stdout });
-    rl.on('line', (line) => {
-      if (held !== undefined) console.log(held);
-      held = undefined;
-      if (line.startsWith('{')) held = line;
-      else console.log(line);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code !== 0) {
-        if (held !== undefined) console.log(held);
-        reject(new Error(`${cmd} failed (exit ${code ?? signal})`));
-        return;
-      }
-      try {
-        resolve(JSON.parse(held ?? '') as JsonObject);
-      } catch {
-        reject(new Error(`${cmd}: the last line is not a JSON object`));
-      }
-    });
-  });
-}
 
 const INTEGER_FIELDS = new Set(['keys', 'lookups', 'best_batch', 'js_keys', 'js_lookups', 'js_shards']);
 const LEAD_FIELDS = [

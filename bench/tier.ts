@@ -12,20 +12,17 @@
 // client, pinned to the host core in split layout) through the direct transport at a fixed concurrency: throughput, p99,
 // and the hit ratio from the server's tier metrics over the read phase.
 // Last line: one JSON object (the simulator's fields, then real_<policy>_{kops,p99_us,hit}).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tempDirRemovedAtExit } from '../examples/harness/temp-dir.js';
+import { runEchoing, type JsonObject, type JsonValue } from '../examples/harness/echo-run.js';
 import { applyLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, onSide, pinThisProcess, type CoreLayout } from '../examples/harness/core-layout.js';
 import { startMemserver } from '../examples/harness/processes.js';
 import { Pd3Host } from '../host/index.js';
 import { Workload } from '../workloads/ycsb.js';
-
-type JsonValue = number | string | boolean | null;
 
 const POLICIES = ['lru', 'fifo', 'random', 'cflru', 'epoch'] as const;
 const USAGE = `usage: npm run bench -- tier [--quick] [--trace-out FILE] [--no-real] [--seconds S] [--concurrency N]
@@ -99,23 +96,11 @@ const SIMULATOR = join(root, 'build', 'pd3_bench_tier');
 
 // Runs the simulator, echoing its lines (except its JSON, and its line naming the trace file:
 // this script says at the end whether the trace is kept); resolves with its last line's JSON.
-function simulate(opts: Options): Promise<Record<string, JsonValue>> {
+async function simulate(opts: Options): Promise<JsonObject> {
+  if (!existsSync(SIMULATOR)) throw new Error(`${SIMULATOR} is missing (run npm run build)`);
   const args = [...(opts.quick ? ['--quick'] : []), ...opts.clock, '--trace-out', opts.traceOut];
   const cmd = onSide(opts.layout, 'other', SIMULATOR, args);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let last = '';
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.trim() !== '') last = line;
-      if (!line.startsWith('{') && !line.startsWith('registration trace:')) console.log(line);
-    });
-    child.on('error', (e) => reject(new Error(`${SIMULATOR}: ${e.message} (run npm run build)`)));
-    // 'close', not 'exit': every line has been read by then.
-    child.on('close', (code) => {
-      if (code !== 0 || !last.startsWith('{')) return reject(new Error(`pd3_bench_tier exited with ${code}`));
-      resolve(JSON.parse(last) as Record<string, JsonValue>);
-    });
-  });
+  return runEchoing(cmd.file, cmd.args, (line) => line.startsWith('registration trace:'));
 }
 
 interface RealRow {
