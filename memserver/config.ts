@@ -12,6 +12,11 @@ import { choice, decimal, endpoint, endpointOrOff, fraction, integer, onOff, pat
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
 
+/** The largest --warm-ahead, native/memserver/tcp_server.hpp's kMaxWarmAhead. Settings are checked
+ *  before any addon is loaded (--help must work without one), so the number is mirrored here;
+ *  test/memserver-warm.test.ts checks it against the addon's maxWarmAhead. */
+export const MAX_WARM_AHEAD = 256;
+
 /** Every setting of pd3-memserver, by config key. */
 export const MEMSERVER_SETTINGS = {
   listen: endpoint(
@@ -86,6 +91,14 @@ export const MEMSERVER_SETTINGS = {
     flag: 'max-connections',
     help: 'most client connections at once',
     fallback: '64',
+  }),
+  warmAhead: integer(0, MAX_WARM_AHEAD, {
+    flag: 'warm-ahead',
+    arg: 'N',
+    help:
+      "records of a frame whose bytes are hinted into the CPU's cache ahead of the one running, so that " +
+      'small reads and writes at random offsets wait for memory together, not in turn (0: none)',
+    fallback: '8',
   }),
   indexInitialKeys: integer(1, 2 ** 32, {
     flag: 'index-initial-keys',
@@ -177,6 +190,7 @@ export interface MemServerSettings {
   mrCache?: number | string;
   maxFrame?: number | string;
   maxConnections?: number;
+  warmAhead?: number;
   indexInitialKeys?: number;
   recordParser?: string;
   metrics?: string;
@@ -215,6 +229,8 @@ export interface MemServerOptions {
   maxFrame?: number;
   /** Absent: the native default, 64. */
   maxConnections?: number;
+  /** Absent: the native default, 8. */
+  warmAhead?: number;
   /** Absent: the native default, 2^20. */
   indexInitialKeys?: number;
   /** Whose parse_record indexes writes: "builtin", "resp", "binary" (all the built-in record format),
@@ -254,6 +270,7 @@ function build(l: SettingLayers<typeof MEMSERVER_SETTINGS>, env: NodeJS.ProcessE
     tier: tierOptions(v, v.dataDir),
     maxFrame: v.maxFrame,
     maxConnections: v.maxConnections,
+    warmAhead: v.warmAhead,
     indexInitialKeys: v.indexInitialKeys,
     recordParser: v.recordParser,
     metrics: v.metrics === undefined ? { host: '127.0.0.1', port: 0 } : v.metrics,

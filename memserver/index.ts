@@ -21,7 +21,7 @@ export const ControlOp = {
 } as const;
 
 export { MemServer } from './server.js';
-export { memServerOptions, parseMemServerCommand } from './config.js';
+export { MAX_WARM_AHEAD, memServerOptions, parseMemServerCommand } from './config.js';
 export type { MemServerOptions, MemServerSettings } from './config.js';
 export type { Endpoint } from '../cli/endpoint.js';
 export { Logger } from '../cli/logger.js';

@@ -73,6 +73,12 @@ export const MEMSERVER_METRICS: readonly StatMetric[] = [
     help: 'Reads of given-back regions that found part of their range only in the backing file.',
   },
   {
+    stat: 'warm_hints',
+    name: `${PREFIX}_warm_hints_total`,
+    type: 'counter',
+    help: "Cache lines of reads' and writes' bytes hinted into the cache ahead of their record (--warm-ahead).",
+  },
+  {
     stat: 'file_read_bytes',
     name: `${PREFIX}_file_read_bytes_total`,
     type: 'counter',

@@ -47,6 +47,8 @@ export interface NativeMemServerOptions {
   maxFrame?: number;
   /** Most client connections at once (default 64). */
   maxConnections?: number;
+  /** Records of a frame hinted into the cache ahead of the one running (default 8; 0: none; at most MAX_WARM_AHEAD). */
+  warmAhead?: number;
   /** Initial key→address index capacity (it grows by doubling). */
   indexInitialKeys?: number;
   /** How the index reads records: "builtin" (default), "resp", "binary", or a parser library's path or name. */
@@ -105,6 +107,8 @@ export interface NativeTransportClient {
 
 interface MemServerAddon {
   constants: NativeConstants;
+  /** native/memserver/tcp_server.hpp's kMaxWarmAhead: the largest warmAhead. */
+  maxWarmAhead: number;
   MemServerHandle: new (options: NativeMemServerOptions) => NativeMemServer;
   TransportClient: new () => NativeTransportClient;
 }

@@ -58,6 +58,7 @@ function nativeOptions(o: MemServerOptions): NativeMemServerOptions {
   if (o.tier !== undefined) Object.assign(out, o.tier);
   if (o.maxFrame !== undefined) out.maxFrame = o.maxFrame;
   if (o.maxConnections !== undefined) out.maxConnections = o.maxConnections;
+  if (o.warmAhead !== undefined) out.warmAhead = o.warmAhead;
   if (o.indexInitialKeys !== undefined) out.indexInitialKeys = o.indexInitialKeys;
   if (o.recordParser !== undefined) out.recordParser = o.recordParser;
   return out;

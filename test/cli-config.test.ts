@@ -192,6 +192,8 @@ describe('pd3-memserver settings', () => {
       '1M',
       '--max-connections',
       '8',
+      '--warm-ahead',
+      '0',
       '--index-initial-keys',
       '1000',
       '--give-back',
@@ -218,6 +220,7 @@ describe('pd3-memserver settings', () => {
       sync: 'none',
       maxFrame: 2 ** 20,
       maxConnections: 8,
+      warmAhead: 0,
       indexInitialKeys: 1000,
       metrics: null,
       logLevel: 'debug',
@@ -262,6 +265,8 @@ describe('pd3-memserver settings', () => {
       [{ sync: 'always' }, /key "sync": must be one of none, batch, got a string \("always"\)/],
       [{ logLevel: 'trace' }, /key "logLevel": must be one of debug, info, warn, error/],
       [{ maxConnections: 0 }, /key "maxConnections": must be from 1 to 65536, got 0/],
+      [{ warmAhead: 257 }, /key "warmAhead": must be from 0 to 256, got 257/],
+      [{ warmAhead: '8' }, /key "warmAhead": must be a whole number from 0 to 256, got a string/],
       [{ token: '' }, /key "token": must not be empty/],
       [{ token: 'x'.repeat(257) }, /key "token": must be at most 256 bytes, got 257/],
       [{ dataDir: 5 }, /key "dataDir": must be a path string/],
@@ -292,6 +297,9 @@ describe('pd3-memserver settings', () => {
       [['--sync', 'fsync'], /^--sync: must be one of none, batch/],
       [['--log-level', 'loud'], /^--log-level: must be one of debug, info, warn, error/],
       [['--data-dir', ''], /^--data-dir: must not be empty/],
+      [['--warm-ahead', '257'], /^--warm-ahead: must be from 0 to 256, got 257/],
+      [['--warm-ahead', '-1'], /^--warm-ahead: must be from 0 to 256, got -1/],
+      [['--warm-ahead', '1.5'], /^--warm-ahead: must be a whole number/],
     ];
     for (const [argv, message] of cases) {
       expect(

@@ -34,7 +34,7 @@ struct Args {
   uint32_t size = 64;
   double seconds = 3;
   uint32_t latency_reads = 0;    // offload: single reads timed one by one after the run
-  uint32_t region_bytes = 64u << 20;
+  uint32_t region_bytes = 64u << 20;  // each thread's region; requests go to random offsets in it
   uint32_t publish_batch = 0;    // offload: pd3_host_config.publish_batch (0: the library's default)
   uint64_t request_ring_bytes = 4u << 20;
   uint64_t response_ring_bytes = 8u << 20;
@@ -93,6 +93,13 @@ uint32_t allocate_region(pd3_host* h, uint32_t bytes) {
     if (rc != PD3_E_UNAVAILABLE || now_ns() > deadline) die("allocate completion", rc);
     usleep(20000);
   }
+}
+
+// Gives a region back, so that runs against a long-lived server do not pile regions up on it.
+void free_region(pd3_host* h, uint32_t region) {
+  pd3_completion c{};
+  if (const int rc = pd3_host_deallocate(h, region, 0); rc < 0) die("deallocate", rc);
+  if (const int rc = await_one(h, &c); rc != PD3_OK) die("deallocate completion", rc);
 }
 
 // One host thread: keeps `window` 64-byte requests in flight (alternating writes and reads at
@@ -171,6 +178,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--publish-batch") a.publish_batch = uint32_t(std::stoul(v));
     else if (k == "--request-ring-bytes") a.request_ring_bytes = std::stoull(v);
     else if (k == "--response-ring-bytes") a.response_ring_bytes = std::stoull(v);
+    else if (k == "--region-bytes") a.region_bytes = uint32_t(std::stoul(v));
     else if (k == "--register" && (v == "0" || v == "1")) a.register_buffers = v == "1";
     else if (k == "--sleep-every") a.sleep_every = uint32_t(std::stoul(v));
     else if (k == "--sleep-us") a.sleep_us = uint32_t(std::stoul(v));
@@ -186,6 +194,10 @@ Args parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
+  if (a.size == 0 || a.region_bytes < a.size) {
+    std::fprintf(stderr, "transfer: --region-bytes (%u) must be at least --size (%u), which must not be 0\n", a.region_bytes, a.size);
+    return 2;
+  }
   const bool direct = a.mode == "direct";
   pd3_host_config cfg{};
   const std::string name = a.segment.empty() ? "pd3-bench-transfer-" + std::to_string(getpid()) : a.segment;
@@ -236,6 +248,7 @@ int main(int argc, char** argv) {
               double(wall) / 1e9, double(total) / (double(wall) / 1e3), total ? double(cpu) / double(total) : 0.0,
               total ? double(sys) / double(total) : 0.0,
               double(cpu) / double(wall), p50, p99);
+  for (uint32_t t = 0; t < a.threads; ++t) free_region(handles[t], regions[t]);
   for (pd3_host* h : handles) pd3_host_close(h);
   pd3_host_close(owner);
   return errs == 0 ? 0 : 1;

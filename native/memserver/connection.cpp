@@ -192,7 +192,19 @@ bool Connection::run_frame() {
   b.begin(PD3_FRAME_RESPONSE, frame_.hdr.seq);
   const size_t records_start = bytes.size();
   if (frame_.answered != 0) b.raw(frame_.partial.data(), frame_.partial.size(), frame_.answered);
+  // When a record runs, the warm_ahead records after it have had their bytes hinted into the cache
+  // (MemStore::warm): small records at random offsets of a large region would otherwise each wait
+  // for DRAM in turn, where the hints let those waits overlap.
+  uint32_t warm_next = frame_.next;
+  size_t warm_pos = frame_.pos;
+  const uint32_t warm_ahead = ctx_.options.warm_ahead;
   for (; frame_.next < frame_.hdr.count; ++frame_.next) {
+    for (; warm_ahead != 0 && warm_next < frame_.hdr.count && warm_next - frame_.next <= warm_ahead; ++warm_next) {
+      TransportRequest ahead;
+      decode_request(frame_.body + warm_pos, frame_.len - warm_pos, &ahead);  // cannot fail: as below
+      ctx_.store.warm(ahead);
+      warm_pos += ahead.record_len;
+    }
     TransportRequest req;
     decode_request(frame_.body + frame_.pos, frame_.len - frame_.pos, &req);  // cannot fail: validated whole
     const uint64_t need = response_space(req);

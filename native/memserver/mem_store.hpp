@@ -78,6 +78,7 @@ struct MemStoreStats {
   uint64_t file_read_bytes = 0;    // bytes of those reads that came from the file
   uint64_t pressure_events = 0;    // relieve_pressure calls that found MemAvailable under the headroom
   uint64_t moved_refusals = 0;     // requests answered PD3_E_MOVED: their region was frozen or sealed for a move
+  uint64_t warm_hints = 0;         // cache lines hinted ahead of their READ or WRITE (warm)
   bool tiered = false;             // the SSD tier is on: `tier` holds its counters
   tier::TierStats tier;
 };
@@ -125,6 +126,14 @@ class MemStore {
     return tier::kReady;
   }
   virtual void release(tier::Pins* pins) { (void)pins; }
+  // A hint ahead of execute(): starts loading into the CPU's caches the first bytes a READ or WRITE
+  // will touch (prefetch instructions, which never fault). Never fails and changes no data; a
+  // record that would fail, any other op, and the tier's regions get no hint. Returns the cache
+  // lines hinted (counted in MemStoreStats::warm_hints).
+  virtual uint32_t warm(const TransportRequest& req) {
+    (void)req;
+    return 0;
+  }
   // Answers `req` with error `status` (counted like the store's own errors).
   virtual void fail_request(const TransportRequest& req, int status, FrameBuilder* out);
   // The tier's I/O completion eventfd (-1 without a tier), and what reaps it: true if anything

@@ -36,6 +36,7 @@ class Store final : public MemStore {
     if (tier_) tier_->release(pins);
   }
   void fail_request(const TransportRequest& req, int status, FrameBuilder* out) override;
+  uint32_t warm(const TransportRequest& req) override;
   int io_fd() const override { return tier_ ? tier_->completion_fd() : -1; }
   bool on_io() override { return tier_ && tier_->on_io(); }
   std::vector<std::string> take_io_errors() override { return tier_ ? tier_->take_errors() : std::vector<std::string>{}; }

@@ -1,5 +1,6 @@
 // store_data.cpp — the store's READ and WRITE records, and the indexing of the records a write
 // holds (Store, store.hpp).
+#include <algorithm>
 #include <cstring>
 
 #include "memserver/key_hash.hpp"
@@ -21,6 +22,29 @@ Region* Store::owned_region(const TransportRequest& req, uint32_t id, const Tena
   }
   region->last_use = ++uses_;
   return region;
+}
+
+uint32_t Store::warm(const TransportRequest& req) {
+  constexpr uintptr_t kLine = 64;
+  constexpr uintptr_t kMaxLines = 4;  // small records are the point; a large copy streams anyway
+  const bool write = req.op() == PD3_OP_WRITE;
+  // The tier's bytes may not be in DRAM, and where they are, prepare() has just touched them.
+  if (tier_ || (!write && req.op() != PD3_OP_READ) || req.size == 0) return 0;
+  const Region* region = regions_.find(req.region);
+  if (region == nullptr || uint64_t(req.offset) + req.size > region->capacity) return 0;
+  const uintptr_t first = uintptr_t(region->bytes() + req.offset) & ~(kLine - 1);
+  const uintptr_t last = uintptr_t(region->bytes() + req.offset + req.size - 1) & ~(kLine - 1);
+  const uintptr_t end = std::min(last, first + (kMaxLines - 1) * kLine);
+  uint32_t lines = 0;
+  for (uintptr_t line = first; line <= end; line += kLine, ++lines) {
+    // The second argument must be a constant: 1 fetches the line for writing (exclusive).
+    if (write)
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 1);
+    else
+      __builtin_prefetch(reinterpret_cast<const void*>(line), 0);
+  }
+  stats_.warm_hints += lines;
+  return lines;
 }
 
 Region* Store::checked_range(const TransportRequest& req, const Tenant& tenant, FrameBuilder* out) {

@@ -68,6 +68,8 @@ int TcpServer::start(const TcpServerOptions& options, std::unique_ptr<MemStore> 
   if (options.max_connections == 0) return fail(PD3_E_INVAL, "max_connections must be at least 1");
   if (options.max_output_bytes == 0) return fail(PD3_E_INVAL, "max_output_bytes must be at least 1");
   if (options.hello_timeout_ms == 0) return fail(PD3_E_INVAL, "hello_timeout_ms must be at least 1");
+  if (options.warm_ahead > kMaxWarmAhead)
+    return fail(PD3_E_INVAL, "warm_ahead %u exceeds %u", options.warm_ahead, kMaxWarmAhead);
   std::unique_ptr<TcpServer> server(new TcpServer(options, std::move(store)));
   if (const int rc = server->listen_and_spawn()) return rc;
   *out = std::move(server);

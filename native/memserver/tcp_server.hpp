@@ -31,7 +31,13 @@ struct TcpServerOptions {
                                               // server stops reading from it (back-pressure)
   uint32_t hello_timeout_ms = 5000;           // a client silent this long after connecting is closed
   uint32_t pressure_check_ms = 1000;          // how often MemStore::relieve_pressure runs; 0: never
+  uint32_t warm_ahead = 8;                    // records of a frame after the one running whose bytes
+                                              // are already hinted into the cache (MemStore::warm);
+                                              // 0: no hints; at most kMaxWarmAhead
 };
+
+// The largest TcpServerOptions::warm_ahead: more hints than a core has misses in flight only evict.
+inline constexpr uint32_t kMaxWarmAhead = 256;
 
 // Counters and gauges of one server (a consistent snapshot: every field as of the same instant).
 struct TcpServerStats {

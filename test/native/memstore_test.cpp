@@ -48,13 +48,7 @@ MemStoreOptions options(uint64_t capacity = 64u << 20, const std::string& dir = 
   return o;
 }
 
-std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
-  std::unique_ptr<MemStore> s;
-  const int rc = MemStore::open(o, &s);
-  if (rc != PD3_OK) std::fprintf(stderr, "  open: %s\n", pd3_last_error());
-  REQUIRE(rc == PD3_OK && s != nullptr);
-  return s;
-}
+using pd3test::open_store;
 
 uint32_t region_id(uint32_t local) { return pd3_region_id(kServer, local); }
 

@@ -1,19 +1,33 @@
-// store_requests.hpp — what the MemStore tests (memstore_test, tier_store_test, the record parser's
-// and the TCP server's) build and read: key/value records, transport request records with fresh op
-// ids, and response records copied out of a frame.
+// store_requests.hpp — what the MemStore tests (memstore_test, memstore_warm_test, tier_store_test,
+// the record parser's and the TCP server's) build and read: an opened store, key/value records,
+// transport request records with fresh op ids, and response records copied out of a frame.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/transport_codec.hpp"
+#include "harness.hpp"
+#include "memserver/mem_store.hpp"
 #include "pd3/record.h"
+#include "pd3/status.h"
 #include "pd3/transport.h"
 
 namespace pd3test {
+
+// The store `o` opens (the test stops, saying why, if it does not).
+inline std::unique_ptr<pd3::MemStore> open_store(const pd3::MemStoreOptions& o) {
+  std::unique_ptr<pd3::MemStore> s;
+  const int rc = pd3::MemStore::open(o, &s);
+  if (rc != PD3_OK) std::fprintf(stderr, "  open: %s\n", pd3_last_error());
+  REQUIRE(rc == PD3_OK && s != nullptr);
+  return s;
+}
 
 // One decoded response record, its bytes copied out of the frame.
 struct StoreReply {

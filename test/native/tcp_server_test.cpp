@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,13 @@ struct StoreProbe {
   std::atomic<uint64_t> executed{0};   // records executed
   std::atomic<uint64_t> syncs{0};
   std::atomic<bool> fail_sync{false};  // make sync() fail, as a full disk would
+  // Each warm() and execute() in order, as ('w' or 'x', the record's op id index).
+  std::mutex trace_mu;
+  std::vector<std::pair<char, uint32_t>> trace;
+  void note(char what, uint16_t op_id) {
+    std::lock_guard lock(trace_mu);
+    trace.emplace_back(what, pd3_id_of(op_id));
+  }
 };
 
 // A MemStore stand-in: `regions` zeroed byte arrays of `region_size` bytes with ids
@@ -54,6 +62,7 @@ class FakeStore : public pd3::MemStore {
   void execute(const pd3::TransportRequest& req, const pd3::Tenant&, pd3::FrameBuilder* out) override {
     // Relaxed: a counter the test reads after the response proves the execution happened.
     probe_->executed.fetch_add(1, std::memory_order_relaxed);
+    probe_->note('x', req.op_id);
     if (req.op() == PD3_OP_PREFETCH) {
       out->prefetch_response(req.op_id, PD3_E_NOT_FOUND, req.data, uint16_t(req.data_len), 0, nullptr, 0);
       return;
@@ -73,6 +82,10 @@ class FakeStore : public pd3::MemStore {
       std::memcpy(r->data() + req.offset, req.data, req.size);
       out->response(req.op_id, PD3_OK, req.size, nullptr, 0);
     }
+  }
+  uint32_t warm(const pd3::TransportRequest& req) override {
+    probe_->note('w', req.op_id);
+    return 0;
   }
   int reclaim_tenant(const std::string&, pd3::ReclaimResult*) override { return PD3_OK; }
   std::vector<pd3::TenantUsage> tenant_usage() const override { return {}; }
@@ -771,6 +784,10 @@ TEST(tcp_server_start_rejects_bad_options) {
   opt.max_connections = 0;
   CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
   opt.max_connections = 4;
+  opt.warm_ahead = pd3::kMaxWarmAhead + 1;
+  CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_INVAL);
+  CHECK(std::strstr(pd3_last_error(), "warm_ahead") != nullptr);
+  opt.warm_ahead = pd3::kMaxWarmAhead;
   CHECK_EQ(pd3::TcpServer::start(opt, nullptr, &s), PD3_E_INVAL);
   CHECK(s == nullptr);
 
@@ -780,6 +797,52 @@ TEST(tcp_server_start_rejects_bad_options) {
   CHECK_EQ(pd3::TcpServer::start(opt, store(), &s), PD3_E_SYS);  // the port is taken
   CHECK(std::strstr(pd3_last_error(), "bind") != nullptr);
   CHECK(s == nullptr);
+}
+
+// Every record of a frame is hinted (MemStore::warm) once, in order, the warm_ahead records after
+// the one that runs already hinted, and never past the frame's end; the responses do not depend on warm_ahead.
+TEST(tcp_server_warms_records_ahead_of_running_them) {
+  std::vector<Rec> recs;
+  for (uint32_t i = 0; i < 20; ++i) {
+    if (i % 3 == 0) recs.push_back(write_rec(region(1 + i % 2), i * 100, pattern(64, i)));
+    else if (i == 7) recs.push_back(read_rec(region(99), 0, 64));  // a bad region: hinted all the same
+    else recs.push_back(read_rec(region(1 + i % 2), (i - 1) * 100, 64));
+  }
+  const uint32_t n = uint32_t(recs.size());
+  std::vector<Resp> first;
+  for (const uint32_t ahead : {0u, 1u, 3u, 8u, 19u, 20u, pd3::kMaxWarmAhead}) {
+    pd3::TcpServerOptions opt;
+    opt.warm_ahead = ahead;
+    TestServer ts(opt);
+    REQUIRE(ts.rc == PD3_OK);
+    Client c;
+    REQUIRE(c.open(ts.port()) == PD3_OK);
+    std::vector<Resp> got;
+    REQUIRE(round_trip(c, 1, recs, &got));
+    if (first.empty()) first = got;
+    CHECK_EQ(got.size(), first.size());
+    for (size_t i = 0; i < got.size() && i < first.size(); ++i)
+      CHECK(got[i].op_id == first[i].op_id && got[i].status == first[i].status && got[i].data == first[i].data);
+    std::lock_guard lock(ts.probe->trace_mu);
+    uint32_t hinted = 0, ran = 0;
+    bool in_order = true;
+    for (const auto& [what, index] : ts.probe->trace) {
+      if (what == 'w') {
+        in_order &= index == hinted;
+        ++hinted;
+      } else {
+        in_order &= index == ran;
+        // When record `ran` runs, it and the `ahead` after it (as far as the frame goes) have been
+        // hinted, and no more.
+        in_order &= hinted == (ahead == 0 ? 0 : std::min(ran + ahead + 1, n));
+        ++ran;
+      }
+    }
+    if (!in_order) std::fprintf(stderr, "  warm_ahead %u: hints out of place\n", ahead);
+    CHECK(in_order);
+    CHECK_EQ(ran, n);
+    CHECK_EQ(hinted, ahead == 0 ? 0u : n);
+  }
 }
 
 TEST(tcp_server_stress_four_clients) {

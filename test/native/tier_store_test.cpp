@@ -58,13 +58,7 @@ MemStoreOptions tiered(const std::string& dir, uint32_t frames, SyncMode sync = 
   return o;
 }
 
-std::unique_ptr<MemStore> open_store(const MemStoreOptions& o) {
-  std::unique_ptr<MemStore> s;
-  const int rc = MemStore::open(o, &s);
-  if (rc != PD3_OK) std::fprintf(stderr, "  open: %s\n", pd3_last_error());
-  REQUIRE(rc == PD3_OK && s != nullptr);
-  return s;
-}
+using pd3test::open_store;
 
 // Waits for the tier's next completions (`ms` at most) and reaps them.
 void wait_io(MemStore& s, int ms = 1000) {

@@ -59,6 +59,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
          InstanceMethod<&MemServerHandle::RegionHeat>("regionHeat"),
          InstanceMethod<&MemServerHandle::Close>("close")});
     exports.Set("MemServerHandle", cls);
+    exports.Set("maxWarmAhead", Napi::Number::New(env, pd3::kMaxWarmAhead));
   }
 
   // new MemServerHandle({host, port, serverId, token, capacity?, headroom?, dataDir?, sync?,
@@ -104,6 +105,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
         uint32_t(opt.integer("maxConnections", 0xFFFFFFFFull, server_options.max_connections));
     server_options.pressure_check_ms =
         uint32_t(opt.integer("pressureCheckMs", 3600000, server_options.pressure_check_ms));
+    server_options.warm_ahead = uint32_t(opt.integer("warmAhead", pd3::kMaxWarmAhead, server_options.warm_ahead));
 
     std::unique_ptr<pd3::MemStore> store;
     if (const int rc = pd3::MemStore::open(store_options, &store)) throw_status(env, rc, "MemStore");
@@ -163,6 +165,7 @@ class MemServerHandle : public Napi::ObjectWrap<MemServerHandle> {
     set("file_read_bytes", s.store.file_read_bytes);
     set("pressure_events", s.store.pressure_events);
     set("moved_refusals", s.store.moved_refusals);
+    set("warm_hints", s.store.warm_hints);
     if (s.store.tiered) {
       const pd3::tier::TierStats& t = s.store.tier;
       set("tier_hits", t.hits);
