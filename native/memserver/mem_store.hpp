@@ -127,9 +127,10 @@ class MemStore {
   }
   virtual void release(tier::Pins* pins) { (void)pins; }
   // A hint ahead of execute(): starts loading into the CPU's caches the first bytes a READ or WRITE
-  // will touch (prefetch instructions, which never fault). Never fails and changes no data; a
-  // record that would fail, any other op, and the tier's regions get no hint. Returns the cache
-  // lines hinted (counted in MemStoreStats::warm_hints).
+  // will touch (prefetch instructions, which never fault). Never fails and changes no data. A
+  // record outside the regions the store holds or past a region's end, any other op, and the
+  // tier's regions get no hint; the tenant is not checked (a hint shows nobody any byte). Returns
+  // the cache lines hinted (counted in MemStoreStats::warm_hints).
   virtual uint32_t warm(const TransportRequest& req) {
     (void)req;
     return 0;
