@@ -1,6 +1,9 @@
 // memstore_warm_test.cpp — MemStore::warm, the cache hint the TCP server gives a frame's records
 // ahead of running them: which lines a READ or WRITE gets, that no bad record, other op or tiered
-// region gets any, that a hint changes no byte, and that the count reaches the store's stats.
+// region gets any, that a hint changes no byte, that the count reaches the store's stats, and
+// random records of every kind against a model of that rule.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -130,4 +133,43 @@ TEST(memstore_warm_skips_the_tier) {
   CHECK_EQ(s->warm(read_req(reg, 0, 64)), 0u);
   CHECK_EQ(s->warm(write_req(reg, 0, Bytes(64, 1))), 0u);
   CHECK_EQ(s->stats().warm_hints, 0u);
+}
+
+// Random records of every op against two regions, ids that name no region, and offsets and sizes
+// around the regions' ends and 2^32: the lines hinted always match a model of the rule, and the
+// count in the stats is their sum.
+TEST(memstore_warm_random_records_match_a_model) {
+  auto s = open_store(memory_options());
+  uint32_t cap_a = 0, cap_b = 0;
+  const uint32_t a = allocate(*s, 256u << 10, &cap_a);
+  const uint32_t b = allocate(*s, 4096, &cap_b);
+  const uint32_t ids[] = {a, b, pd3_region_id(kServer, 77), pd3_region_id(kServer + 1, pd3_region_local(a)), 0};
+  pd3test::Rng rng(0x3A11);
+  const Bytes payload(8192, 0x5C);
+  uint64_t total = 0;
+  const uint32_t n = 100000 / pd3test::stress_scale();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t op = rng.below(4);
+    const uint32_t region = ids[rng.below(5)];
+    const uint32_t cap = region == a ? cap_a : region == b ? cap_b : 0;
+    uint32_t offset = 0, size = 0;
+    switch (rng.below(4)) {
+      case 0: offset = rng.below(cap_a + 128), size = rng.below(600); break;           // anywhere
+      case 1: offset = cap - std::min(cap, rng.below(200)), size = rng.below(300); break;  // near the end
+      case 2: offset = 0xFFFFFFFFu - rng.below(100), size = rng.below(200); break;       // near 2^32
+      default: offset = rng.below(64), size = rng.below(8192) + 1; break;               // large
+    }
+    const pd3::TransportRequest req = request(op, region, offset, size, payload.data(), op == PD3_OP_WRITE ? size : 0);
+    const bool valid = (op == PD3_OP_READ || op == PD3_OP_WRITE) && cap != 0 && size != 0 && uint64_t(offset) + size <= cap;
+    const uint32_t want = valid ? std::min<uint32_t>(4, (offset + size - 1) / 64 - offset / 64 + 1) : 0;
+    const uint32_t got = s->warm(req);
+    if (got != want) {
+      std::fprintf(stderr, "  op %u region %#x offset %u size %u: %u lines, want %u\n", op, region, offset, size, got, want);
+      CHECK_EQ(got, want);
+      break;
+    }
+    total += got;
+  }
+  CHECK_EQ(s->stats().warm_hints, total);
+  CHECK(total > 0);
 }
