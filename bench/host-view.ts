@@ -10,6 +10,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runEchoing, type JsonObject } from '../examples/harness/echo-run.js';
+import { median } from '../examples/harness/median.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const started = Date.now();
@@ -66,13 +67,6 @@ function makeRng(seed: number): (n: number) => number {
     return s;
   };
   return (n: number): number => Math.floor(((next() * 4294967296 + next()) / 18446744073709551616) * n);
-}
-
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  const n = s.length;
-  if (n === 0) return 0;
-  return n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
 }
 
 // ---- the JS child: build the Set(s), time the lookups ------------------------------------------

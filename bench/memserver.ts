@@ -12,9 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
+import { HELP_OPTION, integerFlag, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
 import { cpuSeconds } from '../examples/harness/cpu-meter.js';
+import { median } from '../examples/harness/median.js';
 import { startMemserver } from '../examples/harness/processes.js';
 import { MAX_WARM_AHEAD } from '../memserver/index.js';
 
@@ -26,9 +27,7 @@ const args = parseBenchCommand('memserver', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false },
     'warm-ahead': { type: 'string', default: '8' }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
   checkLayoutOptions(values);
-  const ahead = values['warm-ahead'];
-  if (!/^[0-9]+$/.test(ahead) || Number(ahead) < 1 || Number(ahead) > MAX_WARM_AHEAD)
-    throw new Error(`--warm-ahead must be an integer from 1 to ${MAX_WARM_AHEAD}, got '${ahead}'`);
+  integerFlag('--warm-ahead', values['warm-ahead'], 1, MAX_WARM_AHEAD);
   return values;
 });
 const layout = applyLayoutOptions(args);
@@ -55,11 +54,6 @@ interface HostReport {
 /** One run: the host's report and the serving memory server's CPU per request. */
 interface Run extends HostReport {
   memserverNsPerOp: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 // Runs the host program against the server at `port` (pid `pid`) with `regionBytes` per thread.

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, cpuList, layoutRecord, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
+import { median } from '../examples/harness/median.js';
 import { startAgent, startMemserver, stopAllDaemons, type Daemon } from '../examples/harness/processes.js';
 import { runReclaimPhase, type ReclaimPhase } from './pool/reclaim.js';
 import { runTenantPhase, type TenantPhase } from './pool/tenants.js';
@@ -113,11 +114,6 @@ async function runOnce(policy: Policy, seed: number): Promise<Run> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;

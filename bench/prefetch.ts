@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout, type Side } from '../examples/harness/core-layout.js';
+import { median } from '../examples/harness/median.js';
 import { startAgent, startMemserver, type Daemon } from '../examples/harness/processes.js';
 import { metricsText } from '../examples/harness/scrape.js';
 
@@ -202,11 +203,6 @@ async function leadRun(issuer: Issuer, ring: Ring, memserverPort: number, token:
   } finally {
     await a.stop();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const token = randomBytes(16).toString('hex');

@@ -22,8 +22,9 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { HELP_OPTION, parseBenchCommand } from '../examples/harness/bench-command.js';
+import { HELP_OPTION, integerFlag, parseBenchCommand } from '../examples/harness/bench-command.js';
 import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide, type CoreLayout } from '../examples/harness/core-layout.js';
+import { median } from '../examples/harness/median.js';
 import { startAgent, startMemserver } from '../examples/harness/processes.js';
 import { MAX_PUBLISH_BATCH } from '../host/index.js';
 
@@ -35,9 +36,7 @@ const args = parseBenchCommand('transfer', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false },
     'publish-batch': { type: 'string', default: '32' }, ...HELP_OPTION, ...LAYOUT_OPTIONS } });
   checkLayoutOptions(values);
-  const batch = values['publish-batch'];
-  if (!/^[0-9]+$/.test(batch) || Number(batch) < 1 || Number(batch) > MAX_PUBLISH_BATCH)
-    throw new Error(`--publish-batch must be an integer from 1 to ${MAX_PUBLISH_BATCH}, got '${batch}'`);
+  integerFlag('--publish-batch', values['publish-batch'], 1, MAX_PUBLISH_BATCH);
   return values;
 });
 const quick = args.quick;
@@ -138,11 +137,6 @@ function runHostProgram(args: string[], onSegment?: (segment: string) => Promise
 
 function lineText(r: Run): string {
   return r.lineBefore === null || r.lineAfter === null ? '-' : `${r.lineBefore.toFixed(0)}-${r.lineAfter.toFixed(0)}`;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const token = randomBytes(16).toString('hex');

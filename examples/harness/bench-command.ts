@@ -21,3 +21,11 @@ export function parseBenchCommand<T extends { help?: boolean }>(name: string, us
   }
   return values;
 }
+
+/** `text`, a flag's value, as a whole number from `min` to `max`; throws "FLAG must be an integer
+ *  from MIN to MAX, got 'TEXT'" otherwise (for parseBenchCommand to print). */
+export function integerFlag(flag: string, text: string, min: number, max: number): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max)
+    throw new Error(`${flag} must be an integer from ${min} to ${max}, got '${text}'`);
+  return Number(text);
+}
