@@ -23,6 +23,8 @@ import { KvStats } from './stats.js';
 /** How often expired keys are sampled, and how many per round. */
 const EXPIRE_EVERY_MS = 100;
 const EXPIRE_SAMPLE = 200;
+/** How long close() waits for region allocations under way (a pool record being written). */
+const CLOSE_ALLOCATIONS_MS = 5000;
 
 /** A pd3-kv server that is listening. */
 export interface KvServer {
@@ -126,6 +128,8 @@ class RunningKv implements KvServer, ServerView {
     await closed;
     if (this.remote !== null) {
       this.remote.flusher.close();
+      // A named region whose record is still on its way to the pool is finished first.
+      await this.remote.remote.settled(CLOSE_ALLOCATIONS_MS);
       this.remote.host.close();
     }
     await this.session?.close();
