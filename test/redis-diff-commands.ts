@@ -2,13 +2,17 @@
 // every string, counter, key and rename command pd3-kv implements, with edge-case arguments (huge,
 // negative and non-numeric integers, floats in every spelling, empty values, binary keys, wrong
 // arities, bad options). Nothing whose reply depends on timing: expiry times are either far in the
-// future or in the past, and TTL/PTTL replies are marked for a loose comparison.
+// future or in the past, and TTL/PTTL replies are marked for a loose comparison. So is DBSIZE: a
+// key SET with a time already past stays until it is touched or the server's background expiry
+// samples it, which happens at different moments on the two servers.
 import { Rand } from './workers/model-run.mjs';
 
-/** One generated command; `loose` marks a reply that may differ by the clock (TTL, PTTL). */
+/** One generated command; `loose` marks a reply that may differ by the clock (TTL, PTTL) or by
+ *  when expired keys are collected (DBSIZE, by at most `slack` keys). */
 export interface DiffCommand {
   args: Buffer[];
-  loose?: 'ttl' | 'pttl';
+  loose?: 'ttl' | 'pttl' | 'dbsize';
+  slack?: number;
 }
 
 const KEYS: Buffer[] = [
@@ -35,6 +39,9 @@ const TIMES_ABS = ['1', '1000', '4102444800', '4102444800000', '4503599627370496
 /** A generator of random commands for one seed. */
 export class DiffCommands {
   private readonly rand: Rand;
+  // Keys that may hold a past expiry without having been deleted yet: SET with EXAT or PXAT (the
+  // time may be past), and copies or renames of such keys. Never shrinks: it bounds DBSIZE's slack.
+  private readonly mayLinger = new Set<string>();
 
   constructor(seed: number) {
     this.rand = new Rand(seed);
@@ -98,11 +105,22 @@ export class DiffCommands {
     return out;
   }
 
+  /** `to`, the destination of a copy or rename of `from`: it may linger if `from` may. */
+  private lingering(from: Buffer, to: Buffer): Buffer {
+    if (this.mayLinger.has(from.toString('latin1'))) this.mayLinger.add(to.toString('latin1'));
+    return to;
+  }
+
   /** The next command. */
   next(): DiffCommand {
     const k = this.key();
     const r = this.rand.int(100);
-    if (r < 10) return { args: this.b('SET', k, this.value(), ...this.setOptions()) };
+    if (r < 10) {
+      const value = this.value();  // before the options: the seeds' streams stay as they were
+      const options = this.setOptions();
+      if (options.includes('EXAT') || options.includes('PXAT')) this.mayLinger.add(k.toString('latin1'));
+      return { args: this.b('SET', k, value, ...options) };
+    }
     if (r < 16) return { args: this.b('GET', k) };
     if (r < 18) return { args: this.b('SETNX', k, this.value()) };
     if (r < 20) return { args: this.b(this.pick(['SETEX', 'PSETEX']), k, this.pick(TIMES_REL), this.value()) };
@@ -138,12 +156,15 @@ export class DiffCommands {
       const which = this.pick(['ttl', 'pttl'] as const);
       return { args: this.b(which.toUpperCase(), k), loose: which };
     }
-    if (r < 85) return { args: this.b(this.pick(['RENAME', 'RENAMENX']), k, this.key()) };
+    if (r < 85) return { args: this.b(this.pick(['RENAME', 'RENAMENX']), k, this.lingering(k, this.key())) };
     if (r < 88) {
       const opt = this.pick([[], [], ['REPLACE'], ['DB', '0'], ['DB', '0', 'REPLACE'], ['BAD'], ['DB', 'x']]);
-      return { args: this.b('COPY', k, this.key(), ...opt) };
+      return { args: this.b('COPY', k, this.lingering(k, this.key()), ...opt) };
     }
-    if (r < 90) return { args: this.b(this.pick(['EXISTS', 'DBSIZE', 'PING'])) }; // arity errors and plain replies
+    if (r < 90) {
+      const name = this.pick(['EXISTS', 'DBSIZE', 'PING']);  // arity errors and plain replies
+      return name === 'DBSIZE' ? { args: this.b(name), loose: 'dbsize', slack: this.mayLinger.size } : { args: this.b(name) };
+    }
     if (r < 92) return { args: this.b('ECHO', this.value()) };
     if (r < 94) return { args: this.b(this.pick(['GET', 'SET', 'INCRBY', 'EXPIRE', 'GETRANGE']), k) }; // too few arguments
     return { args: this.b('SET', k, this.value()) };
