@@ -4,7 +4,7 @@
 // memory server with its reaper, pd3-kv in sync mode, ioredis.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '../dist/cli/logger.js';
 import { startKv, type KvServer } from '../dist/examples/pd3-kv/index.js';
 import { constants } from '../dist/host/index.js';
@@ -35,6 +35,15 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
     await server?.close();
     await etcd?.close();
   });
+  // Every pd3-kv started, closed even when a test fails half-way (its segment must not be left).
+  const started: KvServer[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((kv) => kv.close()));
+  });
+  const closeKv = async (kv: KvServer): Promise<void> => {
+    started.splice(started.indexOf(kv), 1);
+    await kv.close();
+  };
 
   const field = (kv: KvServer, name: string): number => Number(new RegExp(`\\r\\n${name}:(\\d+)`).exec(kv.info(['pd3kv']))![1]);
 
@@ -51,6 +60,7 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
       },
       { logger: kvLogger, env: { PD3_TOKEN: tenantCredential(SECRET, 'kv-tenant', constants.TENANT_CREDENTIAL_CONTEXT) } },
     );
+    started.push(kv);
     const client = new Redis({ port: kv.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
     await client.connect();
     const pipeline = client.pipeline();
@@ -71,7 +81,7 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
     const regions = field(first, 'remote_regions');
     expect(regions).toBeGreaterThanOrEqual(3);
     expect(field(first, 'remote_regions_found')).toBe(0);
-    await first.close();
+    await closeKv(first);
     expect(regionsHeld()).toBe(regions);
 
     const second = await runKv('orders');
@@ -82,12 +92,12 @@ describe.skipIf(ETCD === null)("pd3-kv's named remote log", () => {
       `every region found again (found ${field(second, 'remote_regions_found')} of ${regions}, ` +
       `the server holds ${regionsHeld()}; pd3-kv's last lines:\n${kvLines.slice(-12).join('')})`);
     expect(regionsHeld()).toBe(regions); // none allocated anew
-    await second.close();
+    await closeKv(second);
 
     const other = await runKv('invoices', regions);
     expect(field(other, 'remote_regions_found')).toBe(0);
     expect(regionsHeld()).toBe(regions + field(other, 'remote_regions'));
-    await other.close();
+    await closeKv(other);
   }, 40_000);
 
   it('refuses a named log without its parts, or in local mode', async () => {
