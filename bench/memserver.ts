@@ -13,8 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { HELP_OPTION, integerFlag, parseBenchCommand } from '../examples/harness/bench-command.js';
-import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, spawnOnSide } from '../examples/harness/core-layout.js';
+import { applyLayoutOptions, checkLayoutOptions, LAYOUT_OPTIONS, LAYOUT_USAGE, onSide } from '../examples/harness/core-layout.js';
 import { cpuSeconds } from '../examples/harness/cpu-meter.js';
+import { runEchoing } from '../examples/harness/echo-run.js';
 import { median } from '../examples/harness/median.js';
 import { startMemserver } from '../examples/harness/processes.js';
 import { MAX_WARM_AHEAD } from '../memserver/index.js';
@@ -57,28 +58,16 @@ interface Run extends HostReport {
 }
 
 // Runs the host program against the server at `port` (pid `pid`) with `regionBytes` per thread.
-function runHost(port: number, pid: number, regionBytes: number, token: string): Promise<Run> {
+async function runHost(port: number, pid: number, regionBytes: number, token: string): Promise<Run> {
   const argv = ['--mode', 'direct', '--threads', String(THREADS), '--window', String(WINDOW), '--seconds', String(SECONDS),
     '--servers', `127.0.0.1:${port}`, '--token', token, '--region-bytes', String(regionBytes)];
+  const cmd = onSide(layout, 'host', BIN, argv);
   const before = cpuSeconds(pid);
-  return new Promise((resolve, reject) => {
-    const child = spawnOnSide('host', BIN, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const after = cpuSeconds(pid);
-      try {
-        if (code !== 0) throw new Error(`${BIN} ${argv.join(' ')} exited with ${code}`);
-        if (before === null || after === null) throw new Error(`memory server (pid ${pid}) exited during the run`);
-        const report = JSON.parse(out.trim().split('\n').pop()!) as HostReport;
-        if (report.errors !== 0) throw new Error(`${report.errors} requests failed`);
-        resolve({ ...report, memserverNsPerOp: ((after - before) * 1e9) / report.ops });
-      } catch (e) {
-        reject(e as Error);
-      }
-    });
-  });
+  const report = (await runEchoing(cmd.file, cmd.args)) as unknown as HostReport;
+  const after = cpuSeconds(pid);
+  if (before === null || after === null) throw new Error(`memory server (pid ${pid}) exited during the run`);
+  if (report.errors !== 0) throw new Error(`${report.errors} requests failed`);
+  return { ...report, memserverNsPerOp: ((after - before) * 1e9) / report.ops };
 }
 
 const token = randomBytes(16).toString('hex');

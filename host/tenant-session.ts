@@ -41,6 +41,8 @@ export interface NamedRegion extends AllocatedRegion {
 const RENEW_PAUSE_MS = 500;
 /** Pause before asking again while a named region is being moved (its name not yet switched). */
 const MOVE_RETRY_MS = 20;
+/** How long close() waits for openRegion calls under way to finish. */
+const CLOSE_WAIT_MS = 5000;
 
 /** A tenant's lease in the pool, held from open() to close(). */
 export class TenantSession {
@@ -48,6 +50,8 @@ export class TenantSession {
   private closed = false;
   /** Region each name was last resolved to by follow(). */
   private readonly resolved = new Map<string, number>();
+  /** openRegion calls under way: close() lets them write their records first. */
+  private readonly opening = new Set<Promise<NamedRegion>>();
 
   private constructor(
     private readonly client: Etcd3,
@@ -93,7 +97,15 @@ export class TenantSession {
    *  through `host` (agent or direct mode; the host must connect as this tenant). A region that
    *  the record names but its server no longer has (reclaimed) is replaced by a new one. Two
    *  clients opening the same new name at once get the same region: the loser frees its own. */
-  async openRegion(host: Pd3Host, name: string, bytes: number): Promise<NamedRegion> {
+  openRegion(host: Pd3Host, name: string, bytes: number): Promise<NamedRegion> {
+    const opening = this.open(host, name, bytes);
+    this.opening.add(opening);
+    const forget = (): void => void this.opening.delete(opening);
+    opening.then(forget, forget);
+    return opening;
+  }
+
+  private async open(host: Pd3Host, name: string, bytes: number): Promise<NamedRegion> {
     const key = regionNameKey(this.options.prefix, this.options.tenant, checkRegionName(name));
     for (let attempt = 0; attempt < 3; attempt++) {
       const existing = await this.client.get(key).exec();
@@ -170,11 +182,17 @@ export class TenantSession {
     await this.client.delete().key(key).exec();
   }
 
-  /** Revokes the lease (the tenant's regions then live only as long as its other clients, plus the
-   *  grace period) and closes the etcd client. Never rejects. Idempotent. */
+  /** Lets openRegion calls under way finish (at most 5 s: a region allocated but not yet named
+   *  would be lost to the next life), revokes the lease (the tenant's regions then live only as
+   *  long as its other clients, plus the grace period) and closes the etcd client. The hosts those
+   *  calls allocate through must still be open. Never rejects. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    await Promise.race([Promise.allSettled([...this.opening]), late]);
+    clearTimeout(timer);
     await this.lease.revoke().catch(() => {});
     this.client.close();
   }

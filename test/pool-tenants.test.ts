@@ -175,6 +175,21 @@ describe.skipIf(ETCD === null)('client leases, named regions and reclamation', (
     expect(third.before).toBe('');
   }, 40_000);
 
+  it('close() lets a region being opened get its name record before the session ends', async () => {
+    const prefix = freshPrefix();
+    const { server } = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S });
+    const host = directHost(server, 'closer', credential('closer'));
+    const session = await TenantSession.open({ endpoints: [shared.etcd.url], prefix, tenant: 'closer', leaseTtlS: TTL_S });
+    // Closed at once, while the open is still reading and writing its record in etcd.
+    const opening = session.openRegion(host, 'late', 65536);
+    await session.close();
+    const { region, created } = await opening;
+    expect(created).toBe(true);
+    const record = await shared.kv.get(regionNameKey(prefix, 'closer', 'late')).string();
+    expect(record).not.toBeNull();
+    expect(JSON.parse(record!)).toMatchObject({ region });
+  }, 20_000);
+
   it("a killed client's regions are reclaimed within TTL + grace, and the default tenant's never", async () => {
     const prefix = freshPrefix();
     const { server } = await startServer({ etcd: shared.etcd.url, etcdPrefix: prefix, leaseTtl: TTL_S, reclaimGrace: GRACE_S });

@@ -32,17 +32,6 @@ export class RemotePages {
     return this.allocating.size;
   }
 
-  /** Resolves once every allocation under way has ended, however it ended, or after `timeoutMs`.
-   *  A named log's region is allocated first and its name recorded in the pool next: closing the
-   *  host and the pool session before that record is written would leave the region nameless, and
-   *  a restart would allocate another instead of finding it. */
-  async settled(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled([...this.allocating.values()]), late]);
-    clearTimeout(timer);
-  }
-
   /** Whether the region holding `page` has been allocated. */
   hasRegionFor(page: number): boolean {
     return this.regions[Math.floor(page / this.pagesPerRegion)] !== undefined;

@@ -23,8 +23,6 @@ import { KvStats } from './stats.js';
 /** How often expired keys are sampled, and how many per round. */
 const EXPIRE_EVERY_MS = 100;
 const EXPIRE_SAMPLE = 200;
-/** How long close() waits for region allocations under way (a pool record being written). */
-const CLOSE_ALLOCATIONS_MS = 5000;
 
 /** A pd3-kv server that is listening. */
 export interface KvServer {
@@ -126,13 +124,10 @@ class RunningKv implements KvServer, ServerView {
     for (const c of this.connections) c.destroy();
     this.connections.clear();
     await closed;
-    if (this.remote !== null) {
-      this.remote.flusher.close();
-      // A named region whose record is still on its way to the pool is finished first.
-      await this.remote.remote.settled(CLOSE_ALLOCATIONS_MS);
-      this.remote.host.close();
-    }
+    this.remote?.flusher.close();
+    // Before the host: the session lets a named region being opened through it get its record.
     await this.session?.close();
+    this.remote?.host.close();
   }
 
   private infoSections(): Map<string, InfoFields> {
