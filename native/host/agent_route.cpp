@@ -41,7 +41,7 @@ void declare_agent_down(HostCore& core, bool restart) {
   CompletionSink sink;
   for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
     Inflight& e = core.table[id];
-    if (!e.busy || !e.via_ring) continue;
+    if (!e.busy_now() || !e.via_ring) continue;
     const pd3_completion done{e.user_data, PD3_E_AGENT_DOWN, 0, uint16_t(id), e.op, e.region};
     finish(core, id, done, /*quarantine=*/true, sink);
   }
@@ -56,7 +56,7 @@ void release_quarantine(HostCore& core, uint64_t ack) {
   for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
     Inflight& e = core.table[id];
     if (!e.quarantined) continue;
-    e = Inflight{};
+    e.clear();
     core.free_ids.push(uint16_t(id));
   }
   core.quarantine_fence.store(0, std::memory_order_relaxed);  // relaxed: id_mu is held

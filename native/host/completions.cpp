@@ -58,7 +58,7 @@ void retire(HostCore& core, uint32_t id, bool quarantine) {
     e.quarantined = true;
     return;
   }
-  e = Inflight{};
+  e.clear();
   core.free_ids.push(uint16_t(id));
 }
 
@@ -68,7 +68,7 @@ namespace {
 void complete(HostCore& core, const pd3_response& r, const uint8_t* data, bool well_formed, CompletionSink& sink) {
   const uint32_t id = pd3_id_of(r.op_id);
   Inflight& e = core.table[id];
-  if (!e.busy || e.quarantined || e.op != pd3_op_of(r.op_id)) {
+  if (!e.busy_now() || e.quarantined || e.op != pd3_op_of(r.op_id)) {
     core.stray_responses.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistic
     return;
   }
@@ -142,13 +142,13 @@ void collect(HostCore& core) {
   if (!core.owner) return;
   if (!core.ring_broken.load(std::memory_order_relaxed)) drain_ring(core);  // relaxed: a sticky flag
   if (core.direct) {
-    // Lock order: the direct path's mutex, then id_mu (issue_direct takes them one at a time).
-    // id_mu is taken per response, not across the pump's socket calls, so issuers never wait on I/O.
+    // Lock order: the direct path's mutex, then id_mu (issue_direct never holds both).
+    // id_mu is taken once per response frame, not across the pump's socket calls, so issuers
+    // never wait on I/O.
     CompletionSink sink;
-    core.direct->pump([&](uint16_t, const TransportResponse& t) {
-      const pd3_response r{t.op_id, t.status, t.size};
+    core.direct->pump([&](std::span<const TransportResponse> responses) {
       std::lock_guard ids(core.id_mu);
-      complete(core, r, t.data, true, sink);
+      for (const TransportResponse& t : responses) complete(core, pd3_response{t.op_id, t.status, t.size}, t.data, true, sink);
     });
   }
   // relaxed: a hint; declare_agent_down re-checks under its locks.

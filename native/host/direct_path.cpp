@@ -159,13 +159,15 @@ int DirectPath::fail_link_locked(Link& l, const Done& done, const char* why, int
   l.queued_records = 0;
   int n = 0;
   const auto fail_all = [&](std::vector<Link::Pending>& ids) {
+    batch_.clear();
     for (const Link::Pending& p : ids) {
       TransportResponse r;
       r.op_id = p.op_id;
       r.status = uint16_t(-status);
-      done(pd3_id_of(p.op_id), r);
-      ++n;
+      batch_.push_back(r);
     }
+    if (!batch_.empty()) done(batch_);
+    n += int(ids.size());
     ids.clear();
   };
   for (Link::SentFrame& f : l.sent) fail_all(f.ids);
@@ -199,12 +201,15 @@ bool DirectPath::complete_frame_locked(Link& l, const pd3_frame& f, const uint8_
   if (it == l.sent.end() || it->ids.size() != f.count) return false;
   const size_t len = f.length - sizeof f;
   size_t pos = 0;
+  batch_.clear();
   for (uint32_t i = 0; i < f.count; ++i) {
     const Link::Pending p = it->ids[i];
     TransportResponse r;
     decode_response(body + pos, len - pos, &r);
     pos += r.record_len;
     if (r.op_id != p.op_id) {  // the ones before are complete: the caller fails the rest with the link
+      if (!batch_.empty()) done(batch_);
+      *completed += int(batch_.size());
       it->ids.erase(it->ids.begin(), it->ids.begin() + i);
       return false;
     }
@@ -216,9 +221,10 @@ bool DirectPath::complete_frame_locked(Link& l, const pd3_frame& f, const uint8_
       std::memcpy(&a, r.data, sizeof a);
       l.free_bytes = l.free_bytes > a.capacity ? l.free_bytes - a.capacity : 0;
     }
-    done(pd3_id_of(r.op_id), r);
-    ++*completed;
+    batch_.push_back(r);
   }
+  if (!batch_.empty()) done(batch_);
+  *completed += int(batch_.size());
   std::vector<Link::Pending> ids = std::move(it->ids);
   l.sent.erase(it);
   ids.clear();

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,10 @@ class DirectPath {
   // PD3_E_BAD_REGION (no server has that id) or PD3_E_BAD_OP.
   int submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len);
 
-  // Called once per completed request with its id and response (pointers valid during the call).
-  using Done = std::function<void(uint16_t id, const TransportResponse& response)>;
+  // Called with completed requests in batches (a response frame's, or a failed link's), each
+  // naming its request by op_id; pointers are valid during the call. One call per batch lets the
+  // caller take its own locks once per frame instead of once per response.
+  using Done = std::function<void(std::span<const TransportResponse> responses)>;
 
   // Sends what is queued (as much as the sockets take) and completes what has arrived, calling
   // `done` per response as it arrives (a server may answer a frame before an earlier one whose
@@ -83,6 +86,7 @@ class DirectPath {
   std::vector<std::unique_ptr<Link>> links_;
   Placement placement_;                      // guarded by mu_
   std::vector<PlacementCandidate> candidates_;  // scratch for placement_.pick, guarded by mu_
+  std::vector<TransportResponse> batch_;        // scratch: the responses handed to one Done call, guarded by mu_
 };
 
 // One memory server connection of the direct path.

@@ -24,6 +24,7 @@
 #include "host/agent_route.hpp"
 #include "host/completion_doorbell.hpp"
 #include "host/completions.hpp"
+#include "host/direct_submit.hpp"
 #include "host/host_core.hpp"
 #include "host/lz_consumer.hpp"
 #include "host/ring_submit.hpp"
@@ -56,61 +57,6 @@ int check_issuer(const pd3_host* h) {
   return PD3_OK;
 }
 
-// Sends one request to a memory server directly (agent down with PD3_FALLBACK_DIRECT, or
-// PD3_HOST_DIRECT_ONLY): an id and a table entry under id_mu, then the direct path's queue.
-// Registers the caller's buffer of a direct READ (its destination) or WRITE (its source) in the
-// handle's MRRC, as an RDMA NIC would need it. Returns the registration handle, or 0 (none needed,
-// or refused: counted, and the request goes on over TCP, which needs none).
-uint64_t register_buffer(pd3_host* h, const pd3::RingRequest& r) {
-  const void* buffer = r.op == PD3_OP_READ ? r.dest : r.op == PD3_OP_WRITE ? r.payload : nullptr;
-  const size_t len = r.op == PD3_OP_READ ? r.size : r.payload_len;
-  if (buffer == nullptr || len == 0 || !h->core->register_buffers) return 0;
-  if (h->registrations == nullptr) {
-    pd3::count_unregistered(h->core->control());
-    return 0;
-  }
-  return h->registrations->acquire(buffer, len);
-}
-
-int issue_direct(pd3_host* h, const pd3::RingRequest& r) {
-  HostCore& core = *h->core;
-  // A WRITE's source is copied into the request at submit: registered only around it. A READ's
-  // destination stays registered until its completion (finish() in completions.cpp).
-  const uint64_t registration = register_buffer(h, r);
-  const bool held_to_completion = r.op == PD3_OP_READ;
-  int id;
-  {
-    std::lock_guard lock(core.id_mu);
-    if (core.free_ids.empty()) {
-      if (registration != 0) h->registrations->release(registration);
-      return PD3_E_INFLIGHT;
-    }
-    id = core.free_ids.pop();
-    core.table[id] = Inflight{h, r.dest, r.size, r.user_data, r.op, r.ctl, r.names, true, false, false,
-                              held_to_completion ? registration : 0};
-  }
-  {
-    std::lock_guard issuing(h->issue_mu);
-    h->inflight.issued();
-  }
-  const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, 0), r.region_field, r.offset, r.size);
-  const int rc = core.direct->submit(uint16_t(id), hdr, r.payload, r.payload_len);
-  if (registration != 0 && !held_to_completion) h->registrations->release(registration);
-  if (rc != PD3_OK) {
-    {
-      std::lock_guard lock(core.id_mu);
-      // The id was never sent, so no completion can have released the registration.
-      if (core.table[id].registration != 0) h->registrations->release(core.table[id].registration);
-      core.table[id] = Inflight{};
-      core.free_ids.push(uint16_t(id));
-    }
-    std::lock_guard queue(h->queue_mu);
-    h->inflight.retired();
-    return rc;
-  }
-  return id;
-}
-
 // Stages the request for the agent, or sends it directly when the agent is down and that is
 // configured. `region` is the request header's field (the sub-op for CONTROL); `names` the region
 // to report.
@@ -119,13 +65,13 @@ int issue(pd3_host* h, uint16_t op, uint32_t region, uint32_t offset, uint32_t s
   HostCore& core = *h->core;
   const uint16_t ctl = op == PD3_OP_CONTROL ? uint16_t(region) : 0;
   const pd3::RingRequest r{op, ctl, region, offset, size, payload, payload_len, dest, user_data, names};
-  if (core.direct_only) return issue_direct(h, r);
+  if (core.direct_only) return pd3::issue_direct(h, r);
   // A new agent attached since the ring's requests were last settled: settle them first, so this
   // request lands beyond the fence and is served by the new agent.
   pd3::settle_after_restart(core);
   const int id = pd3::stage_ring_request(h, r);
   if (id != PD3_E_AGENT_DOWN) return id;
-  if (core.fallback == PD3_FALLBACK_DIRECT && core.direct) return issue_direct(h, r);
+  if (core.fallback == PD3_FALLBACK_DIRECT && core.direct) return pd3::issue_direct(h, r);
   return pd3::fail(PD3_E_AGENT_DOWN, "the agent's heartbeat is older than %u ms (or it never attached)",
                    core.agent_timeout_ms);
 }
@@ -255,7 +201,7 @@ extern "C" void pd3_host_close(pd3_host* h) {
     // another handle may be writing the other fields of an entry it is staging (ring_submit.cpp).
     std::lock_guard lock(h->core->id_mu);
     for (Inflight& e : h->core->table)
-      if (e.busy && e.handle == h) e.handle = nullptr, e.dest = nullptr, e.registration = 0;  // the cache goes with h
+      if (e.busy_now() && e.handle == h) e.handle = nullptr, e.dest = nullptr, e.registration = 0;  // the cache goes with h
   }
   if (h->creator) h->core->segment->unlink_name();
   {

@@ -27,7 +27,9 @@
 
 namespace pd3 {
 
-// One request between issue and completion.
+// One request between issue and completion. Its issuer writes the fields while `busy` is clear
+// (no other thread reads them then); the flags change only under HostCore::id_mu, except that a
+// direct-mode issuer sets `busy` without it (direct_submit.cpp).
 struct Inflight {
   pd3_host* handle = nullptr;  // nullptr: free, or its handle was closed (completion discarded)
   void* dest = nullptr;        // READ destination
@@ -36,10 +38,32 @@ struct Inflight {
   uint16_t op = 0;
   uint16_t ctl = 0;     // CONTROL sub-op (PD3_CTL_*), 0 otherwise
   uint32_t region = 0;  // the region the request names (DEALLOCATE: the one released)
-  bool busy = false;
+  // The request may be answered. Every reader other than its issuer loads it, under id_mu, before
+  // any other field, and reads the rest only when it is set: see busy_now().
+  std::atomic<bool> busy{false};
   bool via_ring = false;     // went through the agent (else direct to a memory server)
   bool quarantined = false;  // failed when the agent was declared down; id held until the fence ack
   uint64_t registration = 0; // direct READ: the destination's MRRC handle in handle->registrations, 0 = none
+
+  // acquire: pairs with the direct issuer's release in mark_busy_unlocked, so the fields it wrote
+  // before are visible. (Under id_mu the ring's relaxed stores are ordered by the lock.)
+  bool busy_now() const { return busy.load(std::memory_order_acquire); }
+  // Sets `busy` under id_mu. relaxed: the lock orders it for every reader.
+  void mark_busy_locked(bool on) { busy.store(on, std::memory_order_relaxed); }
+  // Sets `busy` without id_mu, after the issuer wrote the other fields. release: see busy_now().
+  void mark_busy_unlocked() { busy.store(true, std::memory_order_release); }
+  // Back to a free entry. Caller holds id_mu.
+  void clear() {
+    handle = nullptr;
+    dest = nullptr;
+    dest_cap = 0;
+    user_data = 0;
+    op = ctl = 0;
+    region = 0;
+    mark_busy_locked(false);
+    via_ring = quarantined = false;
+    registration = 0;
+  }
 };
 
 // Per-process state of one segment, shared by all its handles.

@@ -10,16 +10,10 @@
 
 namespace pd3 {
 
-namespace {
-
-bool batch_full(const pd3_host* h) {
-  return h->staged.size() >= h->core->publish_batch || h->staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
-}
-
 // Staging writes a request's in-flight entry at once, except its flags (busy, via_ring,
-// quarantined), which change only under id_mu: every reader without the issuing handle's lock
-// (the drainer, declare_agent_down, pd3_host_close) looks at `busy` first, under id_mu, and reads
-// the other fields only of busy entries. An id taken from the free list has all flags clear.
+// quarantined): every reader without the issuing handle's lock (the drainer, declare_agent_down,
+// pd3_host_close) looks at `busy` first, under id_mu, and reads the other fields only of busy
+// entries. An id taken from the free list has all flags clear.
 void write_entry(HostCore& core, uint16_t id, pd3_host* h, const RingRequest& r) {
   Inflight& e = core.table[id];
   e.handle = h;
@@ -30,6 +24,13 @@ void write_entry(HostCore& core, uint16_t id, pd3_host* h, const RingRequest& r)
   e.ctl = r.ctl;
   e.region = r.names;
 }
+
+namespace {
+
+bool batch_full(const pd3_host* h) {
+  return h->staged.size() >= h->core->publish_batch || h->staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
+}
+
 
 // Hands a staged request's result straight to its handle (it never went to the ring) and frees
 // its id.
@@ -43,7 +44,7 @@ void complete_staged(pd3_host* h, uint16_t id, int status) {
     h->inflight.retired();
   }
   std::lock_guard ids(core.id_mu);
-  core.table[id] = Inflight{};
+  core.table[id].clear();
   core.free_ids.push(id);
 }
 
@@ -53,7 +54,7 @@ void mark_range(pd3_host* h, uint32_t from, uint32_t to, bool on) {
   std::lock_guard ids(core.id_mu);
   for (uint32_t i = from; i < to; ++i) {
     Inflight& e = core.table[h->staged.at(i).id];
-    e.busy = on;
+    e.mark_busy_locked(on);
     e.via_ring = on;
   }
   // relaxed: id_mu is held.
@@ -76,7 +77,7 @@ void reroute_staged(pd3_host* h) {
     std::memcpy(&hdr, h->staged.record(i), sizeof hdr);
     {
       std::lock_guard ids(core.id_mu);
-      core.table[s.id].busy = true;  // via_ring stays false: the direct path answers it
+      core.table[s.id].mark_busy_locked(true);  // via_ring stays false: the direct path answers it
     }
     const int rc = core.direct->submit(s.id, hdr, h->staged.record(i) + sizeof hdr, s.record_len - uint32_t(sizeof hdr));
     if (rc != PD3_OK) complete_staged(h, s.id, rc);
@@ -149,7 +150,7 @@ void drop_staged(pd3_host* h) {
   std::lock_guard ids(core.id_mu);
   for (uint32_t i = 0; i < h->staged.size(); ++i) {
     const uint16_t id = h->staged.at(i).id;
-    core.table[id] = Inflight{};
+    core.table[id].clear();
     core.free_ids.push(id);
   }
   {

@@ -24,6 +24,10 @@ struct RingRequest {
   uint32_t names = 0;          // the region to report in the completion
 };
 
+// Writes request `id`'s in-flight entry for `r`, issued on `h`, all but its flags (Inflight says
+// who reads it when). Caller holds h->issue_mu and took `id` from h->ids.
+void write_entry(HostCore& core, uint16_t id, pd3_host* h, const RingRequest& r);
+
 // Stages `r` on `h`. Returns the request id, or PD3_E_AGENT_DOWN (the agent's heartbeat is stale:
 // nothing was staged; the caller falls back), PD3_E_INFLIGHT (no id left), PD3_E_AGAIN (the batch
 // this request fills could not all be published: this one was not staged) or PD3_E_TOO_BIG (the request

@@ -300,3 +300,129 @@ TEST(direct_fallback_only_while_the_agent_is_down) {
   REQUIRE(pd3_host_read(host.h, c.region, 0, 8, buf, 2) >= 0);
   CHECK_EQ(const_cast<pd3_control*>(pd3_host_control(host.h))->host_requests, 1u);
 }
+
+// A request refused at issue (no server reachable) gives its id back: more refusals than there
+// are ids never turn into PD3_E_INFLIGHT, and nothing stays counted in flight.
+TEST(direct_refused_requests_give_their_ids_back) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t");
+  REQUIRE(host.rc == PD3_OK);
+  const uint32_t region = allocate_region(host.h, 4096);
+  s.kill();
+  uint8_t buf[8];
+  pd3_completion c{};
+  // The first read finds the connection dead at its poll; after that, reads are refused at issue.
+  if (pd3_host_read(host.h, region, 0, 8, buf, 1) >= 0) CHECK_EQ(await(host.h, &c), PD3_E_UNAVAILABLE);
+  int unavailable = 0, other = 0;
+  for (uint32_t i = 0; i < PD3_MAX_INFLIGHT + 100; ++i) {
+    const int rc = pd3_host_read(host.h, region, 0, 8, buf, i);
+    if (rc == PD3_E_UNAVAILABLE) ++unavailable;
+    else ++other;
+  }
+  CHECK_EQ(other, 0);
+  CHECK_EQ(unavailable, int(PD3_MAX_INFLIGHT + 100));
+  CHECK_EQ(pd3_host_inflight(host.h), 0u);
+}
+
+// Threads issue on handles of their own while every thread's poll completes whichever handle's
+// requests it receives, and one thread keeps closing its handle with reads in flight and
+// attaching a new one. Each read brings back its own bytes, and at the end every id is free
+// again: a fresh handle can have all PD3_MAX_INFLIGHT in flight at once.
+TEST(direct_stress_handles_issue_poll_and_close_concurrently) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost owner(at(s.port()), "t", PD3_HOST_DIRECT_ONLY | PD3_HOST_DIRECT_UNREGISTERED);
+  REQUIRE(owner.rc == PD3_OK);
+  constexpr uint32_t kWords = 4096;  // the region: word i holds i * kTag
+  constexpr uint64_t kTag = 0x9E3779B97F4A7C15ull;
+  const uint32_t region = allocate_region(owner.h, kWords * 8);
+  pd3_completion c{};
+  for (uint32_t i = 0; i < kWords; i += 512) {
+    uint64_t words[512];
+    for (uint32_t j = 0; j < 512; ++j) words[j] = uint64_t(i + j) * kTag;
+    REQUIRE(pd3_host_write(owner.h, region, i * 8, words, sizeof words, i) >= 0);
+    REQUIRE(await(owner.h, &c) == PD3_OK);
+  }
+  const std::string name = pd3_host_name(owner.h);
+  constexpr int kThreads = 4, kWindow = 64;
+  const int kReads = int(6000 / pd3test::stress_scale()), kCloseEvery = kReads / 12;
+  std::atomic<int> wrong{0}, failed{0}, closes{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      pd3_host* h = nullptr;
+      if (pd3_host_attach(name.c_str(), &h) != PD3_OK) return failed++, void();
+      // A read's slot: its destination word and the word it asked for.
+      std::vector<uint64_t> dest(kWindow);
+      std::vector<uint32_t> asked(kWindow);
+      std::vector<int> free_slots;
+      for (int i = 0; i < kWindow; ++i) free_slots.push_back(i);
+      pd3_completion out[kWindow];
+      int next_close = kCloseEvery;
+      for (int issued = 0; issued < kReads;) {
+        while (!free_slots.empty() && issued < kReads) {
+          const int slot = free_slots.back();
+          asked[slot] = uint32_t(issued * 7919 + t * 131) % kWords;
+          const int rc = pd3_host_read(h, region, asked[slot] * 8, 8, &dest[slot], uint64_t(slot));
+          if (rc < 0) {
+            failed++;
+            break;
+          }
+          free_slots.pop_back();
+          ++issued;
+        }
+        // The last thread closes its handle every kCloseEvery reads, its window still in flight.
+        if (t == kThreads - 1 && issued >= next_close && free_slots.size() < size_t(kWindow)) {
+          next_close += kCloseEvery;
+          pd3_host_close(h);
+          closes++;
+          if (pd3_host_attach(name.c_str(), &h) != PD3_OK) return failed++, void();
+          free_slots.clear();
+          for (int i = 0; i < kWindow; ++i) free_slots.push_back(i);
+          continue;
+        }
+        const int n = pd3_host_poll(h, out, kWindow);
+        for (int i = 0; i < n; ++i) {
+          const int slot = int(out[i].user_data);
+          if (out[i].status != PD3_OK) failed++;
+          else if (dest[slot] != uint64_t(asked[slot]) * kTag) wrong++;
+          free_slots.push_back(slot);
+        }
+        if (n == 0) pd3_host_wait(h, 1000);
+      }
+      while (free_slots.size() < size_t(kWindow)) {  // the rest of the window
+        const int n = pd3_host_poll(h, out, kWindow);
+        for (int i = 0; i < n; ++i) {
+          if (out[i].status != PD3_OK) failed++;
+          else if (dest[out[i].user_data] != uint64_t(asked[out[i].user_data]) * kTag) wrong++;
+          free_slots.push_back(int(out[i].user_data));
+        }
+        if (n == 0) pd3_host_wait(h, 1000);
+      }
+      pd3_host_close(h);
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK_EQ(failed.load(), 0);
+  CHECK_EQ(wrong.load(), 0);
+  CHECK(closes.load() >= 8);
+  // Every id is back: the closed handles' reads were answered and discarded, their caches returned.
+  pd3_host* fresh = nullptr;
+  REQUIRE(pd3_host_attach(name.c_str(), &fresh) == PD3_OK);
+  std::vector<uint64_t> sink(64);
+  int taken = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (taken < int(PD3_MAX_INFLIGHT) && pd3test::ms_since(t0) < 5000) {
+    const int rc = pd3_host_read(fresh, region, 0, 8, &sink[taken % 64], 0);
+    if (rc >= 0) ++taken;
+    else if (rc == PD3_E_INFLIGHT) pd3_host_poll(owner.h, &c, 0);  // lets late answers of closed handles in
+    else break;
+  }
+  CHECK_EQ(taken, int(PD3_MAX_INFLIGHT));
+  pd3_completion drain[256];
+  while (pd3_host_inflight(fresh) > 0 && pd3test::ms_since(t0) < 10000)
+    if (pd3_host_poll(fresh, drain, 256) == 0) pd3_host_wait(fresh, 1000);
+  CHECK_EQ(pd3_host_inflight(fresh), 0u);
+  pd3_host_close(fresh);
+}
