@@ -3,7 +3,9 @@
 // request ring to a real pd3-agent, which batches them to the server — with the host library
 // staging requests and publishing PUBLISH_BATCH at a time (pd3_host_config.publish_batch), and,
 // as an extra row, publishing each at once; (b) host-issued: the host library's direct mode, the
-// host paying for the transport itself (it sends what was queued since the last poll). Same total cores: the offloaded
+// host paying for the transport itself (it sends what was queued since the last poll), with the
+// same publish_batch: each handle stages PUBLISH_BATCH requests per hand-over to the direct
+// path's connections, as the offloaded host does per ring publication. Same total cores: the offloaded
 // run has 1 host thread + the agent's engine thread, the direct run 2 host threads. Direct mode
 // registers the caller's buffers through its MRRC, as RDMA needs (docs/mrrc.md); an extra row runs
 // it without (PD3_HOST_DIRECT_UNREGISTERED), which this build's TCP transport allows. The host side
@@ -30,7 +32,7 @@ import { MAX_PUBLISH_BATCH } from '../host/index.js';
 
 const USAGE = `usage: npm run bench -- transfer [--quick] [--publish-batch N] [--layout split|shared] [--host-cpus LIST]
   --quick               one 3 s run per configuration instead of three of 6 s
-  --publish-batch N     requests the offloaded host stages per ring publication (1..${MAX_PUBLISH_BATCH}, default 32)
+  --publish-batch N     requests the host stages per publication, in both modes (1..${MAX_PUBLISH_BATCH}, default 32)
 ${LAYOUT_USAGE}`;
 const args = parseBenchCommand('transfer', USAGE, () => {
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false },
@@ -155,10 +157,10 @@ try {
       '--publish-batch', String(PUBLISH_BATCH)], (segment) => startAgent(segment, [server.port], token)));
     offload1.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--publish-batch', '1'],
       (segment) => startAgent(segment, [server.port], token)));
-    direct.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--servers', `127.0.0.1:${server.port}`]));
-    direct1.push(await runHost([...common, '--mode', 'direct', '--threads', '1', '--servers', `127.0.0.1:${server.port}`]));
-    directUnreg.push(await runHost([...common, '--mode', 'direct', '--threads', '2', '--register', '0',
-      '--servers', `127.0.0.1:${server.port}`]));
+    const directCommon = [...common, '--mode', 'direct', '--publish-batch', String(PUBLISH_BATCH), '--servers', `127.0.0.1:${server.port}`];
+    direct.push(await runHost([...directCommon, '--threads', '2']));
+    direct1.push(await runHost([...directCommon, '--threads', '1']));
+    directUnreg.push(await runHost([...directCommon, '--threads', '2', '--register', '0']));
     instant.push(await runHost([...common, '--mode', 'offload', '--threads', '1', '--publish-batch', String(PUBLISH_BATCH)],
       startInstantAgent));
   }

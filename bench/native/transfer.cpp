@@ -35,7 +35,7 @@ struct Args {
   double seconds = 3;
   uint32_t latency_reads = 0;    // offload: single reads timed one by one after the run
   uint32_t region_bytes = 64u << 20;  // each thread's region; requests go to random offsets in it
-  uint32_t publish_batch = 0;    // offload: pd3_host_config.publish_batch (0: the library's default)
+  uint32_t publish_batch = 0;    // pd3_host_config.publish_batch, both modes (0: the library's default)
   uint64_t request_ring_bytes = 4u << 20;
   uint64_t response_ring_bytes = 8u << 20;
   bool register_buffers = true;  // direct: 0 sets PD3_HOST_DIRECT_UNREGISTERED

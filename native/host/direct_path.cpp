@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -95,10 +96,21 @@ DirectPath::Link* DirectPath::link_for_allocation_locked(int* err) {
   return links_[size_t(i)].get();
 }
 
-int DirectPath::submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len) {
+int DirectPath::submit(const Request& request) {
+  std::lock_guard lock(mu_);
+  return submit_locked(request);
+}
+
+void DirectPath::submit_all(std::span<const Request> requests, std::span<int> statuses) {
+  assert(requests.size() == statuses.size());
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < requests.size(); ++i) statuses[i] = submit_locked(requests[i]);
+}
+
+int DirectPath::submit_locked(const Request& request) {
+  const pd3_request& hdr = request.hdr;
   const uint32_t op = pd3_op_of(hdr.op_id);
   uint16_t ctl = 0;
-  std::lock_guard lock(mu_);
   int err = PD3_OK;
   Link* l = nullptr;
   if (op == PD3_OP_READ || op == PD3_OP_WRITE) {
@@ -113,12 +125,12 @@ int DirectPath::submit(uint16_t id, const pd3_request& hdr, const void* payload,
     return fail(PD3_E_BAD_OP, "direct mode carries READ, WRITE, ALLOCATE and DEALLOCATE only");
   }
   if (l == nullptr) return err;
-  const pd3_request rec = pd3_make_request(pd3_op_id(op, id), hdr.region, hdr.offset, hdr.size);
+  const pd3_request rec = pd3_make_request(pd3_op_id(op, request.id), hdr.region, hdr.offset, hdr.size);
   const auto* p = reinterpret_cast<const uint8_t*>(&rec);
   l->queued.insert(l->queued.end(), p, p + sizeof rec);
-  if (payload_len) {
-    const auto* d = static_cast<const uint8_t*>(payload);
-    l->queued.insert(l->queued.end(), d, d + payload_len);
+  if (request.payload_len) {
+    const auto* d = static_cast<const uint8_t*>(request.payload);
+    l->queued.insert(l->queued.end(), d, d + request.payload_len);
   }
   ++l->queued_records;
   l->queued_ids.push_back({rec.op_id, ctl});

@@ -39,11 +39,23 @@ class DirectPath {
   explicit DirectPath(DirectOptions options);
   ~DirectPath();
 
-  // Queues one request (`hdr` as a ring record would carry it) for the server that owns it:
-  // READ/WRITE by region id, DEALLOCATE by the region in hdr.offset, ALLOCATE on the connected
-  // server options.placement picks (by default power of two choices by free bytes). Returns PD3_OK, PD3_E_UNAVAILABLE (no such server reachable),
-  // PD3_E_BAD_REGION (no server has that id) or PD3_E_BAD_OP.
-  int submit(uint16_t id, const pd3_request& hdr, const void* payload, uint32_t payload_len);
+  // One request as submit() takes it: `hdr` as a ring record would carry it (its id aside).
+  struct Request {
+    uint16_t id = 0;
+    pd3_request hdr{};
+    const void* payload = nullptr;
+    uint32_t payload_len = 0;
+  };
+
+  // Queues one request for the server that owns it: READ/WRITE by region id, DEALLOCATE by the
+  // region in hdr.offset, ALLOCATE on the connected server options.placement picks (by default
+  // power of two choices by free bytes). Returns PD3_OK, PD3_E_UNAVAILABLE (no such server
+  // reachable), PD3_E_AUTH, PD3_E_BAD_REGION (no server has that id) or PD3_E_BAD_OP.
+  [[nodiscard]] int submit(const Request& request);
+
+  // Queues `requests` in order under one lock; statuses[i] gets what submit() would have returned
+  // for requests[i]. statuses.size() must equal requests.size().
+  void submit_all(std::span<const Request> requests, std::span<int> statuses);
 
   // Called with completed requests in batches (a response frame's, or a failed link's), each
   // naming its request by op_id; pointers are valid during the call. One call per batch lets the
@@ -67,6 +79,7 @@ class DirectPath {
  private:
   struct Link;
 
+  int submit_locked(const Request& request);
   int ensure_connected_locked(Link& l);
   Link* link_for_region_locked(uint32_t region, int* err);
   Link* link_for_allocation_locked(int* err);

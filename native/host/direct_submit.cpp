@@ -1,6 +1,7 @@
 // direct_submit.cpp — see direct_submit.hpp.
 #include "host/direct_submit.hpp"
 
+#include <cstring>
 #include <mutex>
 
 #include "pd3/status.h"
@@ -23,6 +24,38 @@ uint64_t register_buffer(pd3_host* h, const RingRequest& r) {
   return h->registrations->acquire(buffer, len);
 }
 
+// Queues the staged requests; each one refused completes with the reason, except request `own`
+// (the one being issued, or -1), whose reason is returned instead. Caller holds h->issue_mu.
+int publish_direct_locked(pd3_host* h, int own) {
+  DirectBatch& b = h->direct_staged;
+  const uint32_t n = b.staged.size();
+  if (n == 0) return PD3_OK;
+  b.requests.resize(n);
+  b.statuses.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const StagedRequest& s = b.staged.at(i);
+    DirectPath::Request& q = b.requests[i];
+    q.id = s.id;
+    std::memcpy(&q.hdr, b.staged.record(i), sizeof q.hdr);
+    q.payload = b.staged.record(i) + sizeof q.hdr;
+    q.payload_len = s.record_len - uint32_t(sizeof q.hdr);
+  }
+  h->core->direct->submit_all(b.requests, b.statuses);
+  int own_status = PD3_OK;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (b.statuses[i] == PD3_OK) continue;
+    if (int(b.requests[i].id) == own) own_status = b.statuses[i];
+    else complete_unsent(h, b.requests[i].id, b.statuses[i]);
+  }
+  b.staged.drop_front(n);
+  return own_status;
+}
+
+bool batch_full(const pd3_host* h) {
+  return h->direct_staged.staged.size() >= h->core->publish_batch ||
+         h->direct_staged.staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
+}
+
 }  // namespace
 
 int issue_direct(pd3_host* h, const RingRequest& r) {
@@ -41,8 +74,14 @@ int issue_direct(pd3_host* h, const RingRequest& r) {
   // Busy before it is queued: whichever thread pumps the direct path may complete it at once.
   e.mark_busy_unlocked();
   h->inflight.issued();
-  const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, 0), r.region_field, r.offset, r.size);
-  const int rc = core.direct->submit(uint16_t(id), hdr, r.payload, r.payload_len);
+  const pd3_request hdr = pd3_make_request(pd3_op_id(r.op, uint32_t(id)), r.region_field, r.offset, r.size);
+  int rc;
+  if (core.publish_batch <= 1) {
+    rc = core.direct->submit({uint16_t(id), hdr, r.payload, r.payload_len});
+  } else {
+    h->direct_staged.staged.add(uint16_t(id), hdr, r.payload, r.payload_len);  // copies the payload
+    rc = batch_full(h) ? publish_direct_locked(h, id) : PD3_OK;
+  }
   if (registration != 0 && !held_to_completion) h->registrations->release(registration);
   if (rc == PD3_OK) return id;
   {
@@ -55,6 +94,12 @@ int issue_direct(pd3_host* h, const RingRequest& r) {
   std::lock_guard queue(h->queue_mu);
   h->inflight.retired();
   return rc;
+}
+
+void publish_direct(pd3_host* h) {
+  if (h->core->direct == nullptr || h->core->publish_batch <= 1) return;  // never stages
+  std::lock_guard issuing(h->issue_mu);
+  (void)publish_direct_locked(h, -1);  // -1: every refusal completes
 }
 
 }  // namespace pd3

@@ -195,6 +195,7 @@ extern "C" void pd3_host_close(pd3_host* h) {
   if (h == nullptr) return;
   // Nothing issued is lost: staged requests go to the ring (their answers will be discarded).
   (void)pd3::publish_staged(h);  // PD3_E_AGAIN: the ring is full; drop_staged frees what is left
+  pd3::publish_direct(h);        // leaves nothing staged: each is queued or completed
   pd3::drop_staged(h);
   {
     // Detach this handle's requests: their responses will be counted and discarded. `busy` first:
@@ -246,6 +247,7 @@ extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
   if (h == nullptr || (out == nullptr && max != 0)) return PD3_E_INVAL;
   HostCore& core = *h->core;
   (void)pd3::publish_staged(h);  // PD3_E_AGAIN: the ring is full; what stays staged goes next time
+  pd3::publish_direct(h);
   pd3::collect(core);
   std::lock_guard qlock(h->queue_mu);
   const uint32_t n = uint32_t(h->queue.pop(out, max));
@@ -261,6 +263,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
   uint64_t first_sleep_ns = 0;  // when this call first slept on the completion doorbell
   for (;;) {
     (void)pd3::publish_staged(h);  // PD3_E_AGAIN: retried at the next look
+    pd3::publish_direct(h);
     pd3::collect(core);
     {
       std::lock_guard qlock(h->queue_mu);
@@ -296,6 +299,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
 
 extern "C" int pd3_host_flush(pd3_host* h) {
   if (const int rc = check_issuer(h)) return rc;
+  pd3::publish_direct(h);
   return pd3::publish_staged(h);
 }
 

@@ -18,6 +18,7 @@
 #include "common/segment.hpp"
 #include "host/completion_pacer.hpp"
 #include "host/completion_queue.hpp"
+#include "host/direct_batch.hpp"
 #include "host/direct_path.hpp"
 #include "host/direct_registration.hpp"
 #include "host/free_ids.hpp"
@@ -174,11 +175,12 @@ class IdCache {
 struct pd3_host {
   std::shared_ptr<pd3::HostCore> core;
   bool creator = false;
-  // Guards ids and staged. A handle may be used from any thread, but nearly always one issues on it:
+  // Guards ids, staged and direct_staged. A handle may be used from any thread, but nearly always one issues on it:
   // the lock is biased to that thread, which then takes it without a locked instruction.
   pd3::BiasedLock issue_mu;
   pd3::IdCache ids;
   pd3::RequestBatch staged;          // ring requests not yet published
+  pd3::DirectBatch direct_staged;    // direct requests not yet queued on the direct path
   std::mutex queue_mu;
   pd3::CompletionQueue queue;
   pd3::InflightCount inflight;

@@ -25,16 +25,7 @@ void write_entry(HostCore& core, uint16_t id, pd3_host* h, const RingRequest& r)
   e.region = r.names;
 }
 
-namespace {
-
-bool batch_full(const pd3_host* h) {
-  return h->staged.size() >= h->core->publish_batch || h->staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
-}
-
-
-// Hands a staged request's result straight to its handle (it never went to the ring) and frees
-// its id.
-void complete_staged(pd3_host* h, uint16_t id, int status) {
+void complete_unsent(pd3_host* h, uint16_t id, int status) {
   HostCore& core = *h->core;
   const Inflight& e = core.table[id];  // written by this handle's thread when it was staged
   const pd3_completion c{e.user_data, status, 0, id, e.op, e.region};
@@ -44,9 +35,18 @@ void complete_staged(pd3_host* h, uint16_t id, int status) {
     h->inflight.retired();
   }
   std::lock_guard ids(core.id_mu);
+  // A direct READ's destination was registered at issue; nothing else will release it.
+  if (core.table[id].registration != 0) h->registrations->release(core.table[id].registration);
   core.table[id].clear();
   core.free_ids.push(id);
 }
+
+namespace {
+
+bool batch_full(const pd3_host* h) {
+  return h->staged.size() >= h->core->publish_batch || h->staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
+}
+
 
 // Sets the flags of staged requests [from, to): in flight on the ring (`on`), or staged again.
 void mark_range(pd3_host* h, uint32_t from, uint32_t to, bool on) {
@@ -70,7 +70,7 @@ void reroute_staged(pd3_host* h) {
   for (uint32_t i = 0; i < h->staged.size(); ++i) {
     const StagedRequest& s = h->staged.at(i);
     if (!direct) {
-      complete_staged(h, s.id, PD3_E_AGENT_DOWN);
+      complete_unsent(h, s.id, PD3_E_AGENT_DOWN);
       continue;
     }
     pd3_request hdr;
@@ -79,8 +79,8 @@ void reroute_staged(pd3_host* h) {
       std::lock_guard ids(core.id_mu);
       core.table[s.id].mark_busy_locked(true);  // via_ring stays false: the direct path answers it
     }
-    const int rc = core.direct->submit(s.id, hdr, h->staged.record(i) + sizeof hdr, s.record_len - uint32_t(sizeof hdr));
-    if (rc != PD3_OK) complete_staged(h, s.id, rc);
+    const int rc = core.direct->submit({s.id, hdr, h->staged.record(i) + sizeof hdr, s.record_len - uint32_t(sizeof hdr)});
+    if (rc != PD3_OK) complete_unsent(h, s.id, rc);
   }
   h->staged.drop_front(h->staged.size());
 }

@@ -28,6 +28,10 @@ struct RingRequest {
 // who reads it when). Caller holds h->issue_mu and took `id` from h->ids.
 void write_entry(HostCore& core, uint16_t id, pd3_host* h, const RingRequest& r);
 
+// Ends request `id` of `h`, staged and never sent, with `status`: its completion goes to h's
+// queue, and its registration (a direct READ's) and its id are freed. Caller holds h->issue_mu.
+void complete_unsent(pd3_host* h, uint16_t id, int status);
+
 // Stages `r` on `h`. Returns the request id, or PD3_E_AGENT_DOWN (the agent's heartbeat is stale:
 // nothing was staged; the caller falls back), PD3_E_INFLIGHT (no id left), PD3_E_AGAIN (the batch
 // this request fills could not all be published: this one was not staged) or PD3_E_TOO_BIG (the request

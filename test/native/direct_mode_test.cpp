@@ -3,6 +3,7 @@
 // policy and refraction after NOSPACE, config errors, a killed server, a server that never answers, a wrong token.
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,7 +19,8 @@ struct DirectHost {
   pd3_host* h = nullptr;
   int rc;
   DirectHost(const std::string& servers, const char* token, uint32_t flags = PD3_HOST_DIRECT_ONLY,
-             uint32_t fallback = PD3_FALLBACK_FAIL, uint32_t placement = PD3_PLACEMENT_P2C, uint32_t refraction_ms = 0) {
+             uint32_t fallback = PD3_FALLBACK_FAIL, uint32_t placement = PD3_PLACEMENT_P2C, uint32_t refraction_ms = 0,
+             uint32_t publish_batch = 0) {
     const std::string name = pd3test::unique_name("direct");
     pd3_host_config cfg{};
     cfg.name = name.c_str();
@@ -29,6 +31,7 @@ struct DirectHost {
     cfg.direct_timeout_ms = 500;
     cfg.direct_placement = placement;
     cfg.direct_refraction_ms = refraction_ms;
+    cfg.publish_batch = publish_batch;
     rc = pd3_host_create(&cfg, &h);
   }
   ~DirectHost() { pd3_host_close(h); }
@@ -329,10 +332,13 @@ TEST(direct_refused_requests_give_their_ids_back) {
 // requests it receives, and one thread keeps closing its handle with reads in flight and
 // attaching a new one. Each read brings back its own bytes, and at the end every id is free
 // again: a fresh handle can have all PD3_MAX_INFLIGHT in flight at once.
-TEST(direct_stress_handles_issue_poll_and_close_concurrently) {
+// Run with each request queued at once, and with batches of 8 staged per handle.
+namespace {
+void stress_handles(uint32_t publish_batch) {
   pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
   REQUIRE(s.start());
-  DirectHost owner(at(s.port()), "t", PD3_HOST_DIRECT_ONLY | PD3_HOST_DIRECT_UNREGISTERED);
+  DirectHost owner(at(s.port()), "t", PD3_HOST_DIRECT_ONLY | PD3_HOST_DIRECT_UNREGISTERED, PD3_FALLBACK_FAIL,
+                   PD3_PLACEMENT_P2C, 0, publish_batch);
   REQUIRE(owner.rc == PD3_OK);
   constexpr uint32_t kWords = 4096;  // the region: word i holds i * kTag
   constexpr uint64_t kTag = 0x9E3779B97F4A7C15ull;
@@ -425,4 +431,88 @@ TEST(direct_stress_handles_issue_poll_and_close_concurrently) {
     if (pd3_host_poll(fresh, drain, 256) == 0) pd3_host_wait(fresh, 1000);
   CHECK_EQ(pd3_host_inflight(fresh), 0u);
   pd3_host_close(fresh);
+}
+}  // namespace
+
+TEST(direct_stress_handles_issue_poll_and_close_concurrently) {
+  stress_handles(1);
+  stress_handles(8);
+}
+
+// With publish_batch 4, a handle's direct requests stay with it until its batch is full or it
+// polls, waits, flushes or closes: another handle's poll, which sends whatever the direct path
+// holds, sends none of them. A full batch reaches the server as one frame.
+TEST(direct_batches_stay_with_their_handle_until_full_or_flushed) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_P2C, 0, 4);
+  REQUIRE(host.rc == PD3_OK);
+  const uint32_t region = allocate_region(host.h, 4096);
+  pd3_host* other = nullptr;
+  REQUIRE(pd3_host_attach(pd3_host_name(host.h), &other) == PD3_OK);
+  pd3_completion c[8];
+  uint64_t back[8] = {};
+  const uint64_t before = s.records.load();
+  // Waits (bounded) until the server has seen `n` more records, polling through `other`.
+  const auto seen_after_polls = [&](uint64_t n) {
+    for (int i = 0; i < 200 && s.records.load() < before + n; ++i) {
+      pd3_host_poll(other, c, 0);
+      usleep(1000);
+    }
+    return s.records.load() - before;
+  };
+  for (int i = 0; i < 3; ++i) REQUIRE(pd3_host_read(host.h, region, 0, 8, &back[i], uint64_t(i)) >= 0);
+  CHECK_EQ(seen_after_polls(1), 0u);  // 200 ms of the other handle's polls: nothing sent
+  REQUIRE(pd3_host_read(host.h, region, 0, 8, &back[3], 3) >= 0);  // fills the batch
+  CHECK_EQ(seen_after_polls(4), 4u);
+  CHECK_EQ(s.largest_frame.load(), 4u);
+  REQUIRE(pd3_host_read(host.h, region, 0, 8, &back[4], 4) >= 0);
+  CHECK_EQ(pd3_host_flush(host.h), PD3_OK);
+  CHECK_EQ(seen_after_polls(5), 5u);
+  int got = 0;
+  for (int i = 0; i < 2000 && got < 5; ++i) {
+    const int n = pd3_host_poll(host.h, c, 8);
+    for (int k = 0; k < n; ++k) CHECK_EQ(c[k].status, PD3_OK);
+    got += n;
+    if (n == 0) pd3_host_wait(host.h, 1000);
+  }
+  CHECK_EQ(got, 5);
+  CHECK_EQ(pd3_host_poll(other, c, 8), 0);  // none of them were other's
+  // Closing a handle with staged requests sends them (their answers are discarded).
+  REQUIRE(pd3_host_read(other, region, 0, 8, &back[5], 5) >= 0);
+  pd3_host_close(other);
+  for (int i = 0; i < 200 && s.records.load() < before + 6; ++i) {
+    pd3_host_poll(host.h, c, 0);
+    usleep(1000);
+  }
+  CHECK_EQ(s.records.load() - before, 6u);
+  CHECK_EQ(pd3_host_inflight(host.h), 0u);
+}
+
+// In a staged batch, a request no server can take completes with its reason when the batch is
+// queued; the others go on. The request that fills the batch is refused at issue instead, as
+// with publish_batch 1, and leaves nothing in flight.
+TEST(direct_batch_refusals_complete_with_their_reason) {
+  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
+  REQUIRE(s.start());
+  DirectHost host(at(s.port()), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_P2C, 0, 4);
+  REQUIRE(host.rc == PD3_OK);
+  const uint32_t region = allocate_region(host.h, 4096);
+  const uint32_t nowhere = pd3_region_id(5, 1);  // no server has id 5
+  uint64_t back[4] = {};
+  REQUIRE(pd3_host_read(host.h, region, 0, 8, &back[0], 10) >= 0);
+  REQUIRE(pd3_host_read(host.h, nowhere, 0, 8, &back[1], 11) >= 0);  // staged: its verdict comes later
+  REQUIRE(pd3_host_read(host.h, region, 8, 8, &back[2], 12) >= 0);
+  CHECK_EQ(pd3_host_read(host.h, nowhere, 0, 8, &back[3], 13), PD3_E_BAD_REGION);  // fills the batch
+  std::map<uint64_t, int> status;
+  pd3_completion c[4];
+  for (int i = 0; i < 2000 && status.size() < 3; ++i) {
+    const int n = pd3_host_poll(host.h, c, 4);
+    for (int k = 0; k < n; ++k) status[c[k].user_data] = c[k].status;
+    if (n == 0) pd3_host_wait(host.h, 1000);
+  }
+  CHECK(status == (std::map<uint64_t, int>{{10, PD3_OK}, {11, PD3_E_BAD_REGION}, {12, PD3_OK}}));
+  CHECK_EQ(pd3_host_inflight(host.h), 0u);
+  // The server saw the two good reads (and the allocate), nothing for the bad ones.
+  CHECK_EQ(s.records.load(), 3u);
 }

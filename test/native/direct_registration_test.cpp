@@ -22,7 +22,7 @@ namespace {
 
 using pd3test::vm_locked_kib;
 
-pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes, uint32_t extra_flags = 0) {
+pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes, uint32_t extra_flags = 0, uint32_t publish_batch = 0) {
   const std::string name = pd3test::unique_name("mrdirect");
   const std::string servers = "127.0.0.1:" + std::to_string(port);
   pd3_host_config cfg{};
@@ -32,6 +32,7 @@ pd3_host* direct_host(uint16_t port, uint32_t mr_cache_bytes, uint32_t extra_fla
   cfg.direct_token = "t";
   cfg.direct_timeout_ms = 500;
   cfg.direct_mr_cache_bytes = mr_cache_bytes;
+  cfg.publish_batch = publish_batch;
   pd3_host* h = nullptr;
   return pd3_host_create(&cfg, &h) == PD3_OK ? h : nullptr;
 }
@@ -236,4 +237,41 @@ TEST(direct_registration_hits_reach_the_segment_in_batches_and_exactly_when_idle
   CHECK_EQ(pd3::load_relaxed(control.host_mr_misses), 1u);
   CHECK_EQ(pd3::load_relaxed(control.host_mr_failures), 0u);
   munmap(buf, 2 * 4096);
+}
+
+TEST(direct_staged_reads_refused_later_give_their_registration_back) {
+  // With batches of 2, every other read to a region no server has is refused when its batch is
+  // queued, after its destination was registered. Those registrations must end with the refusal:
+  // held, ten of them would fill ten of the cache's sixteen pages, and sixteen reads into fresh
+  // pages in flight together after them could not all be registered.
+  pd3test::FakeMemServer server({.server_id = 1, .token = "t", .capacity = 1 << 20});
+  REQUIRE(server.start());
+  pd3_host* h = direct_host(server.port(), 16 * 4096, 0, 2);
+  REQUIRE(h != nullptr);
+  const uint32_t region = region_holding(h, std::string(4096, 'x'));
+  REQUIRE(region != 0);
+  constexpr size_t kPages = 40;
+  auto* buf = static_cast<char*>(mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(buf != MAP_FAILED);
+  const uint32_t nowhere = pd3_region_id(5, 1);
+  int refused_at_issue = 0, refused_later = 0;
+  for (int i = 0; i < 20; ++i) {
+    const int rc = pd3_host_read(h, nowhere, 0, 4096, buf + size_t(i) * 4096, uint64_t(i));
+    if (rc == PD3_E_BAD_REGION) ++refused_at_issue;
+  }
+  pd3_completion c{};
+  for (int i = 0; i < 100 && refused_later < 20 - refused_at_issue; ++i) {
+    if (pd3_host_poll(h, &c, 1) == 1) refused_later += c.status == PD3_E_BAD_REGION;
+    else pd3_host_wait(h, 1000);
+  }
+  CHECK_EQ(refused_at_issue, 10);
+  CHECK_EQ(refused_later, 10);
+  const uint64_t failures_before = counter(h, &pd3_control::host_mr_failures);
+  for (size_t page = 20; page < 36; ++page)  // all sixteen in flight together
+    REQUIRE(pd3_host_read(h, region, 0, 4096, buf + page * 4096, page) >= 0);
+  for (int i = 0; i < 16; ++i) CHECK_EQ(await(h, &c), PD3_OK);
+  CHECK_EQ(counter(h, &pd3_control::host_mr_failures), failures_before);
+  CHECK_EQ(pd3_host_inflight(h), 0u);
+  pd3_host_close(h);
+  munmap(buf, kPages * 4096);
 }

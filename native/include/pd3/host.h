@@ -68,8 +68,9 @@ typedef struct pd3_host_config {
                                     region this long unless no other can take it; 0 = 1000 */
   const char* direct_tenant;  /* direct mode: the tenant this app is (NULL or "" = the default
                                  tenant); direct_token is then the tenant's credential */
-  uint32_t publish_batch;     /* requests through the agent a handle stages before it publishes
-                                 them without waiting for its next poll, wait or flush; 0 or 1 =
+  uint32_t publish_batch;     /* requests a handle stages before it publishes them without
+                                 waiting for its next poll, wait or flush: to the request ring, or
+                                 in direct mode to the memory servers' connections; 0 or 1 =
                                  publish each at once; at most PD3_MAX_PUBLISH_BATCH. Staging
                                  cuts the host's CPU per request (docs/host-library.md) */
   uint32_t direct_mr_cache_bytes; /* direct mode: bytes each handle's registration cache (MRRC,
@@ -123,7 +124,10 @@ PD3_API void pd3_host_close(pd3_host* host);
  * with PD3_FALLBACK_FAIL; with PD3_FALLBACK_DIRECT (or PD3_HOST_DIRECT_ONLY) the request goes to
  * the memory server directly and may also return PD3_E_UNAVAILABLE (server unreachable),
  * PD3_E_AUTH or PD3_E_BAD_REGION (no server has the region's server id). Direct requests are sent
- * at the next pd3_host_poll or pd3_host_wait of any handle of the segment.
+ * at the next pd3_host_poll or pd3_host_wait of any handle of the segment. With publish_batch above
+ * 1, a handle stages its direct requests as it does ring requests, until its batch is full or its
+ * own next poll, wait, flush or close; a staged request no server can take then completes with
+ * the reason above instead of returning it (the request that fills the batch still returns it).
  * pd3_host_read: `dest` must stay valid until the completion is polled. */
 PD3_API int pd3_host_allocate(pd3_host* host, uint32_t bytes, uint64_t user_data);
 PD3_API int pd3_host_deallocate(pd3_host* host, uint32_t region, uint64_t user_data);
@@ -132,7 +136,7 @@ PD3_API int pd3_host_read(pd3_host* host, uint32_t region, uint32_t offset, uint
 PD3_API int pd3_host_write(pd3_host* host, uint32_t region, uint32_t offset, const void* src, uint32_t size,
                    uint64_t user_data);
 
-/* Publishes the requests this handle has staged for the agent (poll and wait do it too).
+/* Publishes the requests this handle has staged, for the agent or in direct mode (poll and wait do it too).
  * Returns PD3_OK, PD3_E_AGAIN (the request ring had room for only some, or none: the rest stay
  * staged), PD3_E_INVAL or PD3_E_NOT_OWNER. Requests staged while the agent went down complete with
  * PD3_E_AGENT_DOWN, or go to the memory servers directly under PD3_FALLBACK_DIRECT. */
