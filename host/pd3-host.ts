@@ -44,10 +44,11 @@ export interface Pd3HostOptions {
   /** Direct mode: how long a server that answered PD3_E_NOSPACE gets no new region unless no other
    *  can take it (default 1000 ms). */
   directRefractionMs?: number;
-  /** Requests through the agent staged before they are published without waiting for the pump's
-   *  next poll (default 1: each at once; up to MAX_PUBLISH_BATCH, 4096). Staging publishes a batch with one ring
-   *  reservation and one doorbell check, which cuts the host's CPU per request
-   *  (docs/host-library.md "Staging"). */
+  /** Requests staged before they are published without waiting for the pump's next poll
+   *  (default 1: each at once; up to MAX_PUBLISH_BATCH, 4096): to the agent's ring, or in direct
+   *  mode to the memory servers' connections. Staging publishes a batch with one ring reservation
+   *  and one doorbell check (direct mode: one lock of its connections), which cuts the host's CPU
+   *  per request (docs/host-library.md "Staging"). */
   publishBatch?: number;
   /** Direct mode: bytes each handle's registration cache (MRRC, docs/mrrc.md) may keep pinned for
    *  read destinations and write sources (default 4 MiB, capped to RLIMIT_MEMLOCK). Counters:

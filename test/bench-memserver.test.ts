@@ -52,6 +52,15 @@ describe('bench memserver: the host program in direct mode', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--region-bytes \(63\) must be at least --size \(64\)/);
   });
+
+  it('refuses more requests in flight than the host library has ids, before it starts', async () => {
+    // 2 x (8128 + 64) = 16384 ids fits; one more request per thread does not.
+    const over = await runHostProgram(['--mode', 'direct', '--threads', '2', '--window', '8129']);
+    expect(over.code).toBe(2);
+    expect(over.err).toMatch(/--threads \(2\) x \(--window \(8129\) \+ 64 ids a handle may hold unused\) must be at most 16384/);
+    const zero = await runHostProgram(['--mode', 'direct', '--window', '0']);
+    expect(zero.code).toBe(2);
+  });
 });
 
 describe('bench memserver: its command line', () => {

@@ -198,6 +198,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "transfer: --region-bytes (%u) must be at least --size (%u), which must not be 0\n", a.region_bytes, a.size);
     return 2;
   }
+  // Each handle holds its window's ids plus up to 64 it took from the core and has not used yet
+  // (host_core.hpp, IdCache): past the core's ids, a request would fail with PD3_E_INFLIGHT.
+  if (a.threads == 0 || uint64_t(a.threads) * (uint64_t(a.window) + 64) > PD3_MAX_INFLIGHT || a.window == 0) {
+    std::fprintf(stderr, "transfer: --threads (%u) x (--window (%u) + 64 ids a handle may hold unused) must be at most %u, with neither 0\n",
+                 a.threads, a.window, PD3_MAX_INFLIGHT);
+    return 2;
+  }
   const bool direct = a.mode == "direct";
   pd3_host_config cfg{};
   const std::string name = a.segment.empty() ? "pd3-bench-transfer-" + std::to_string(getpid()) : a.segment;
