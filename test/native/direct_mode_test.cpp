@@ -56,6 +56,25 @@ uint32_t allocate_region(pd3_host* h, uint32_t bytes) {
   return c.region;
 }
 
+// Starts `s` and returns its port (REQUIREs that it started).
+uint16_t started(pd3test::FakeMemServer& s) {
+  REQUIRE(s.start());
+  return s.port();
+}
+
+// One in-test server (id 1, token "t"), a direct-only host on it and a region of `region_bytes`
+// there: the set-up most tests here share.
+struct OneServer {
+  pd3test::FakeMemServer s{{.server_id = 1, .token = "t"}};
+  DirectHost host;
+  uint32_t region = 0;
+  explicit OneServer(uint32_t region_bytes = 4096, uint32_t publish_batch = 0)
+      : host(at(started(s)), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_P2C, 0, publish_batch) {
+    REQUIRE(host.rc == PD3_OK);
+    region = allocate_region(host.h, region_bytes);
+  }
+};
+
 }  // namespace
 
 TEST(direct_round_trip_and_routing_by_region_id) {
@@ -207,11 +226,8 @@ TEST(direct_wrong_token_and_unreachable_server) {
 }
 
 TEST(direct_server_killed_mid_run_fails_outstanding_requests) {
-  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
-  REQUIRE(s.start());
-  DirectHost host(at(s.port()), "t");
-  REQUIRE(host.rc == PD3_OK);
-  const uint32_t region = allocate_region(host.h, 1 << 16);
+  OneServer rig(1 << 16);
+  auto& [s, host, region] = rig;
   pd3_completion c{};
   s.mute = true;  // requests are held, then the server dies with them
   std::vector<uint8_t> buf(64);
@@ -271,11 +287,8 @@ TEST(direct_responses_in_any_order_complete_their_own_requests) {
 }
 
 TEST(direct_mute_server_times_out) {
-  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
-  REQUIRE(s.start());
-  DirectHost host(at(s.port()), "t");
-  REQUIRE(host.rc == PD3_OK);
-  const uint32_t region = allocate_region(host.h, 4096);
+  OneServer rig(4096);
+  auto& [s, host, region] = rig;
   pd3_completion c{};
   s.mute = true;
   uint8_t buf[8];
@@ -307,11 +320,8 @@ TEST(direct_fallback_only_while_the_agent_is_down) {
 // A request refused at issue (no server reachable) gives its id back: more refusals than there
 // are ids never turn into PD3_E_INFLIGHT, and nothing stays counted in flight.
 TEST(direct_refused_requests_give_their_ids_back) {
-  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
-  REQUIRE(s.start());
-  DirectHost host(at(s.port()), "t");
-  REQUIRE(host.rc == PD3_OK);
-  const uint32_t region = allocate_region(host.h, 4096);
+  OneServer rig(4096);
+  auto& [s, host, region] = rig;
   s.kill();
   uint8_t buf[8];
   pd3_completion c{};
@@ -443,11 +453,8 @@ TEST(direct_stress_handles_issue_poll_and_close_concurrently) {
 // polls, waits, flushes or closes: another handle's poll, which sends whatever the direct path
 // holds, sends none of them. A full batch reaches the server as one frame.
 TEST(direct_batches_stay_with_their_handle_until_full_or_flushed) {
-  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
-  REQUIRE(s.start());
-  DirectHost host(at(s.port()), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_P2C, 0, 4);
-  REQUIRE(host.rc == PD3_OK);
-  const uint32_t region = allocate_region(host.h, 4096);
+  OneServer rig(4096, 4);
+  auto& [s, host, region] = rig;
   pd3_host* other = nullptr;
   REQUIRE(pd3_host_attach(pd3_host_name(host.h), &other) == PD3_OK);
   pd3_completion c[8];
@@ -493,11 +500,8 @@ TEST(direct_batches_stay_with_their_handle_until_full_or_flushed) {
 // queued; the others go on. The request that fills the batch is refused at issue instead, as
 // with publish_batch 1, and leaves nothing in flight.
 TEST(direct_batch_refusals_complete_with_their_reason) {
-  pd3test::FakeMemServer s({.server_id = 1, .token = "t"});
-  REQUIRE(s.start());
-  DirectHost host(at(s.port()), "t", PD3_HOST_DIRECT_ONLY, PD3_FALLBACK_FAIL, PD3_PLACEMENT_P2C, 0, 4);
-  REQUIRE(host.rc == PD3_OK);
-  const uint32_t region = allocate_region(host.h, 4096);
+  OneServer rig(4096, 4);
+  auto& [s, host, region] = rig;
   const uint32_t nowhere = pd3_region_id(5, 1);  // no server has id 5
   uint64_t back[4] = {};
   REQUIRE(pd3_host_read(host.h, region, 0, 8, &back[0], 10) >= 0);
