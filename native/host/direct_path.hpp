@@ -63,10 +63,10 @@ class DirectPath {
   using Done = std::function<void(std::span<const TransportResponse> responses)>;
 
   // Sends what is queued (as much as the sockets take) and completes what has arrived, calling
-  // `done` per response as it arrives (a server may answer a frame before an earlier one whose
-  // writes wait for its disk: the hello asks for PD3_HELLO_ANY_ORDER). A connection that fails completes its outstanding
-  // requests with PD3_E_UNAVAILABLE, one whose oldest frame went unanswered for
-  // request_timeout_ms with PD3_E_TIMEOUT. Returns the number completed. Never blocks.
+  // `done` once per response frame as it arrives (a server may answer a frame before an earlier
+  // one whose writes wait for its disk: the hello asks for PD3_HELLO_ANY_ORDER). A connection that
+  // fails completes its outstanding requests with PD3_E_UNAVAILABLE, one whose oldest frame went
+  // unanswered for request_timeout_ms with PD3_E_TIMEOUT. Returns the number completed. Never blocks.
   int pump(const Done& done);
 
   // Waits until a connection has bytes to read (or room for queued bytes) or `timeout_us` passes.

@@ -10,7 +10,8 @@ namespace pd3 {
 
 // Issues `r` on the direct path: queued at once with publish_batch 1, else staged until the batch
 // is full or the handle's next poll, wait, flush or close. The id comes from the handle's id cache
-// and the in-flight entry is written under the handle's own lock, so no core-wide lock is taken.
+// and the in-flight entry is written under the handle's own lock: the in-flight table's mutex is
+// not taken, and the direct path's only once per request (publish_batch 1) or per batch.
 // Registers the caller's buffer first, as an RDMA NIC would need it (a READ's destination until
 // its completion, a WRITE's source only while it is copied). Returns the request id,
 // PD3_E_INFLIGHT (no id left), or, when this request is queued at once, DirectPath::submit's error
