@@ -145,9 +145,11 @@ void collect(HostCore& core) {
     // Lock order: the direct path's mutex, then id_mu (issue_direct never holds both).
     // id_mu is taken once per response frame, not across the pump's socket calls, so issuers
     // never wait on I/O.
-    CompletionSink sink;
     core.direct->pump([&](std::span<const TransportResponse> responses) {
       std::lock_guard ids(core.id_mu);
+      // Declared after the lock, so flushed before it is released: the handles its completions
+      // name are alive only while id_mu is held (pd3_host_close detaches them under it).
+      CompletionSink sink;
       for (const TransportResponse& t : responses) complete(core, pd3_response{t.op_id, t.status, t.size}, t.data, true, sink);
     });
   }

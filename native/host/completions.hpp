@@ -13,6 +13,8 @@ namespace pd3 {
 // lives in a per-thread buffer that keeps its capacity: a drain of thousands of completions would
 // otherwise allocate and free tens of KiB per poll, and glibc gives such memory back to the
 // kernel (madvise, a TLB flush) from a thread's arena each time.
+// A sink must be flushed (destroyed) before id_mu is released: the handles it names are alive only
+// while id_mu is held, since pd3_host_close detaches a handle's requests under it and then frees it.
 class CompletionSink {
  public:
   CompletionSink();
