@@ -1,6 +1,7 @@
 // host_core.hpp — the per-process state of one segment (HostCore) and a handle on it (pd3_host),
-// shared by the files of libpd3host. docs/host-library.md describes the locks and their order:
-// a handle's issue_mu, then the core's route_mu, then id_mu; poll_mu, then id_mu.
+// shared by the files of libpd3host. Locks are taken in this order: a handle's issue_mu, then
+// the core's route_mu, then id_mu; issue_mu, then the direct path's mutex (DirectPath::mu_), then
+// id_mu; poll_mu, then id_mu; id_mu, then a handle's queue_mu.
 #pragma once
 
 #include <algorithm>
