@@ -38,7 +38,7 @@ void declare_agent_down(HostCore& core, bool restart) {
   // release: an agent that sees the fence also sees everything before it (pairs with request_fence).
   aref(c->req_fence).store(fence, std::memory_order_release);
   core.quarantine_fence.store(fence, std::memory_order_relaxed);  // relaxed: id_mu is held
-  CompletionSink sink;
+  CompletionSink sink(lock);
   for (uint32_t id = 0; id < PD3_MAX_INFLIGHT; ++id) {
     Inflight& e = core.table[id];
     if (!e.busy_now() || !e.via_ring) continue;

@@ -18,7 +18,7 @@ thread_local bool t_sink_buffer_taken = false;
 
 }  // namespace
 
-CompletionSink::CompletionSink() : batch_(&own_) {
+CompletionSink::CompletionSink(const std::lock_guard<std::mutex>&) : batch_(&own_) {
   if (!t_sink_buffer_taken) {
     t_sink_buffer_taken = true;
     borrowed_ = true;
@@ -120,7 +120,7 @@ void drain_ring(HostCore& core) {
   {
     // One id_mu hold for the whole batch; issuers wait at most one drain (bounded by the ring).
     std::lock_guard ids(core.id_mu);
-    CompletionSink sink;
+    CompletionSink sink(ids);
     rc = drain_responses(core.control(), PD3_MAX_INFLIGHT, [&](const pd3_response& r, const uint8_t* data, bool ok) {
       if (pd3_op_of(r.op_id) == PD3_OP_PREFETCH) {
         core.hints.on_hint(core.control(), r, data, ok);
@@ -147,9 +147,7 @@ void collect(HostCore& core) {
     // never wait on I/O.
     core.direct->pump([&](std::span<const TransportResponse> responses) {
       std::lock_guard ids(core.id_mu);
-      // Declared after the lock, so flushed before it is released: the handles its completions
-      // name are alive only while id_mu is held (pd3_host_close detaches them under it).
-      CompletionSink sink;
+      CompletionSink sink(ids);  // flushed before id_mu is released (CompletionSink says why)
       for (const TransportResponse& t : responses) complete(core, pd3_response{t.op_id, t.status, t.size}, t.data, true, sink);
     });
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "host/host_core.hpp"
@@ -13,11 +14,13 @@ namespace pd3 {
 // lives in a per-thread buffer that keeps its capacity: a drain of thousands of completions would
 // otherwise allocate and free tens of KiB per poll, and glibc gives such memory back to the
 // kernel (madvise, a TLB flush) from a thread's arena each time.
-// A sink must be flushed (destroyed) before id_mu is released: the handles it names are alive only
-// while id_mu is held, since pd3_host_close detaches a handle's requests under it and then frees it.
+// A sink is made under id_mu and flushed (destroyed) before id_mu is released: the handles it names
+// are alive only while id_mu is held, since pd3_host_close detaches a handle's requests under it
+// and then frees it. Its constructor takes the caller's guard of id_mu, so the guard is declared
+// first and outlives it.
 class CompletionSink {
  public:
-  CompletionSink();
+  explicit CompletionSink(const std::lock_guard<std::mutex>& id_mu_held);
   ~CompletionSink();
   CompletionSink(const CompletionSink&) = delete;
   CompletionSink& operator=(const CompletionSink&) = delete;

@@ -51,11 +51,6 @@ int publish_direct_locked(pd3_host* h, int own) {
   return own_status;
 }
 
-bool batch_full(const pd3_host* h) {
-  return h->direct_staged.staged.size() >= h->core->publish_batch ||
-         h->direct_staged.staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
-}
-
 }  // namespace
 
 int issue_direct(pd3_host* h, const RingRequest& r) {
@@ -80,7 +75,7 @@ int issue_direct(pd3_host* h, const RingRequest& r) {
     rc = core.direct->submit({uint16_t(id), hdr, r.payload, r.payload_len});
   } else {
     h->direct_staged.staged.add(uint16_t(id), hdr, r.payload, r.payload_len);  // copies the payload
-    rc = batch_full(h) ? publish_direct_locked(h, id) : PD3_OK;
+    rc = h->direct_staged.staged.full(core.publish_batch) ? publish_direct_locked(h, id) : PD3_OK;
   }
   if (registration != 0 && !held_to_completion) h->registrations->release(registration);
   if (rc == PD3_OK) return id;

@@ -57,6 +57,13 @@ int check_issuer(const pd3_host* h) {
   return PD3_OK;
 }
 
+// Publishes what `h` has staged, for the direct path and for the ring. Returns publish_staged's
+// status: PD3_E_AGAIN when the request ring had room for only part (the rest goes next time).
+int publish_all(pd3_host* h) {
+  pd3::publish_direct(h);  // leaves nothing staged: each is queued or completed
+  return pd3::publish_staged(h);
+}
+
 // Stages the request for the agent, or sends it directly when the agent is down and that is
 // configured. `region` is the request header's field (the sub-op for CONTROL); `names` the region
 // to report.
@@ -194,8 +201,7 @@ extern "C" int pd3_host_attach(const char* name, pd3_host** out) {
 extern "C" void pd3_host_close(pd3_host* h) {
   if (h == nullptr) return;
   // Nothing issued is lost: staged requests go to the ring (their answers will be discarded).
-  (void)pd3::publish_staged(h);  // PD3_E_AGAIN: the ring is full; drop_staged frees what is left
-  pd3::publish_direct(h);        // leaves nothing staged: each is queued or completed
+  (void)publish_all(h);  // PD3_E_AGAIN: the ring is full; drop_staged frees what is left
   pd3::drop_staged(h);
   {
     // Detach this handle's requests: their responses will be counted and discarded. `busy` first:
@@ -246,8 +252,7 @@ extern "C" int pd3_host_write(pd3_host* h, uint32_t region, uint32_t offset, con
 extern "C" int pd3_host_poll(pd3_host* h, pd3_completion* out, uint32_t max) {
   if (h == nullptr || (out == nullptr && max != 0)) return PD3_E_INVAL;
   HostCore& core = *h->core;
-  (void)pd3::publish_staged(h);  // PD3_E_AGAIN: the ring is full; what stays staged goes next time
-  pd3::publish_direct(h);
+  (void)publish_all(h);  // PD3_E_AGAIN: the ring is full; what stays staged goes next time
   pd3::collect(core);
   std::lock_guard qlock(h->queue_mu);
   const uint32_t n = uint32_t(h->queue.pop(out, max));
@@ -262,8 +267,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
   const uint64_t deadline = pd3::now_ns() + uint64_t(timeout_us) * 1000;
   uint64_t first_sleep_ns = 0;  // when this call first slept on the completion doorbell
   for (;;) {
-    (void)pd3::publish_staged(h);  // PD3_E_AGAIN: retried at the next look
-    pd3::publish_direct(h);
+    (void)publish_all(h);  // PD3_E_AGAIN: retried at the next look
     pd3::collect(core);
     {
       std::lock_guard qlock(h->queue_mu);
@@ -299,8 +303,7 @@ extern "C" int pd3_host_wait(pd3_host* h, uint32_t timeout_us) {
 
 extern "C" int pd3_host_flush(pd3_host* h) {
   if (const int rc = check_issuer(h)) return rc;
-  pd3::publish_direct(h);
-  return pd3::publish_staged(h);
+  return publish_all(h);
 }
 
 extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint32_t key_len, void* dest,

@@ -37,6 +37,9 @@ class RequestBatch {
 
   bool empty() const { return meta_.empty(); }
   uint32_t size() const { return uint32_t(meta_.size()); }
+  // Whether a handle must publish now rather than at its next poll: `limit` requests staged
+  // (pd3_host_config.publish_batch), or kMaxSlotBytes of them.
+  bool full(uint32_t limit) const { return size() >= limit || slot_bytes() >= kMaxSlotBytes; }
   // Ring bytes the staged requests take as one slot (its header and padding included).
   uint64_t slot_bytes() const { return prefix_bytes(size()); }
   const StagedRequest& at(uint32_t i) const { return meta_[i]; }

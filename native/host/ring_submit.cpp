@@ -43,10 +43,6 @@ void complete_unsent(pd3_host* h, uint16_t id, int status) {
 
 namespace {
 
-bool batch_full(const pd3_host* h) {
-  return h->staged.size() >= h->core->publish_batch || h->staged.slot_bytes() >= RequestBatch::kMaxSlotBytes;
-}
-
 
 // Sets the flags of staged requests [from, to): in flight on the ring (`on`), or staged again.
 void mark_range(pd3_host* h, uint32_t from, uint32_t to, bool on) {
@@ -129,7 +125,7 @@ int stage_ring_request(pd3_host* h, const RingRequest& r) {
   // A request that fills the batch is taken only if the whole batch goes out (a part the ring had
   // room for stays published): a handle never holds a full batch it could not publish, and with
   // publish_batch 1 a request is published at once or refused, nothing staged.
-  if (batch_full(h) && publish_locked(h) != PD3_OK) {
+  if (h->staged.full(core.publish_batch) && publish_locked(h) != PD3_OK) {
     h->staged.drop_back();
     h->ids.put_back(uint16_t(id));
     count(core.control()->host_ring_full);
