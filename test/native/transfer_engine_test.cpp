@@ -443,8 +443,7 @@ TEST(engine_server_killed_and_restarted) {
   o.placement = pd3::PlacementPolicy::kMostFree;  // one region on each server, deterministically
   // Far longer than anything here takes. With 1 s, one run under TSan waited its 3 s in vain for
   // all 20 requests to be out at A: if sending them takes over 1 s, the first time out before the
-  // last is out. And
-  // when they fail below, it can only be A's death that failed them.
+  // last is out. And when they fail below, it can only be A's death that failed them.
   o.request_timeout_ms = 20000;
   std::unique_ptr<pd3::TransferEngine> engine;
   REQUIRE(pd3::TransferEngine::start(o, &engine) == PD3_OK);
