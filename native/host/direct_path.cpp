@@ -17,12 +17,47 @@ namespace pd3 {
 DirectPath::DirectPath(DirectOptions options)
     : options_(std::move(options)),
       placement_(options_.placement, uint64_t(options_.refraction_ms) * 1'000'000, now_ns()) {
-  for (const Endpoint& ep : options_.servers) {
-    auto l = std::make_unique<Link>();
-    l->endpoint = ep;
-    l->index = links_.size();
-    links_.push_back(std::move(l));
+  for (const Endpoint& ep : options_.servers) add_link_locked(ep);
+}
+
+void DirectPath::add_link_locked(const Endpoint& endpoint) {
+  auto l = std::make_unique<Link>();
+  l->endpoint = endpoint;
+  l->index = links_.size();
+  links_.push_back(std::move(l));
+}
+
+int DirectPath::set_member(const Endpoint& endpoint, bool member) {
+  if (endpoint.host.empty() || endpoint.port == 0)
+    return fail(PD3_E_INVAL, "pool member '%s' is not host:port", endpoint.str().c_str());
+  std::lock_guard lock(mu_);
+  for (auto& l : links_) {
+    if (l->endpoint.host == endpoint.host && l->endpoint.port == endpoint.port) {
+      // Known: placeable or not from now on. Its connection is left alone either way: a server
+      // that left may still hold regions, which are served while it answers.
+      placement_.set_live(l->index, member);
+      return PD3_OK;
+    }
   }
+  if (!member) return PD3_OK;  // never known here: nothing to take out
+  if (links_.size() < kMaxPlacementServers) {
+    add_link_locked(endpoint);  // connected on first use, placed once its hello succeeds
+    return PD3_OK;
+  }
+  // No room: take the place of a server that left the pool and is not connected (a link without
+  // a socket holds no request). Its regions were unreachable anyway.
+  for (auto& l : links_) {
+    if (placement_.live(l->index) || l->fd >= 0) continue;
+    assert(l->sent.empty() && l->queued_ids.empty());
+    const size_t index = l->index;
+    l = std::make_unique<Link>();
+    l->endpoint = endpoint;
+    l->index = index;
+    placement_.reset(index);
+    return PD3_OK;
+  }
+  return fail(PD3_E_NOSPACE, "%s joined the pool, but direct mode serves %zu memory servers at most and none of them left",
+              endpoint.str().c_str(), kMaxPlacementServers);
 }
 
 DirectPath::~DirectPath() {
@@ -85,11 +120,18 @@ DirectPath::Link* DirectPath::link_for_region_locked(uint32_t region, int* err) 
 DirectPath::Link* DirectPath::link_for_allocation_locked(int* err) {
   *err = PD3_E_UNAVAILABLE;
   candidates_.resize(links_.size());
+  bool any_member = false;
   for (auto& l : links_) {
+    if (!placement_.live(l->index)) {  // left the pool: no new region, so no connection for one
+      candidates_[l->index] = {false, 0};
+      continue;
+    }
+    any_member = true;
     const int rc = ensure_connected_locked(*l);
     if (rc != PD3_OK) *err = rc;  // why, if no server is reachable
     candidates_[l->index] = {rc == PD3_OK, l->free_bytes};
   }
+  if (!any_member) *err = fail(PD3_E_UNAVAILABLE, "every memory server left the pool: none takes a new region");
   const int i = placement_.pick(candidates_, 0, 0, now_ns());
   if (i < 0) return nullptr;
   *err = PD3_OK;

@@ -76,10 +76,19 @@ class DirectPath {
   // Requests submitted and not yet completed.
   uint64_t outstanding() const;
 
+  // Pool membership, as the caller follows it (docs/pool.md). `member` false: the server at
+  // `endpoint` gets no new region; its regions are still served while it answers. true: it may
+  // get new regions again, or, new to this path, gets a connection of its own and is placed once
+  // its hello succeeds. With kMaxPlacementServers servers known already, a new one takes the place
+  // of one that left and is not connected (it holds no request). Returns PD3_OK, PD3_E_INVAL (not
+  // host:port) or PD3_E_NOSPACE (every place is taken by a member, or by a connected server).
+  [[nodiscard]] int set_member(const Endpoint& endpoint, bool member);
+
  private:
   struct Link;
 
   int submit_locked(const Request& request);
+  void add_link_locked(const Endpoint& endpoint);
   int ensure_connected_locked(Link& l);
   Link* link_for_region_locked(uint32_t region, int* err);
   Link* link_for_allocation_locked(int* err);

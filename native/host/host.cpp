@@ -306,6 +306,17 @@ extern "C" int pd3_host_flush(pd3_host* h) {
   return publish_all(h);
 }
 
+extern "C" int pd3_host_set_direct_member(pd3_host* h, const char* address, int member) {
+  pd3::clear_error();
+  if (const int rc = check_issuer(h)) return rc;
+  pd3::Endpoint ep;
+  if (address == nullptr || !pd3::parse_endpoint(address, &ep))
+    return pd3::fail(PD3_E_INVAL, "pool member '%s' is not host:port", address ? address : "");
+  if (h->core->direct == nullptr)
+    return pd3::fail(PD3_E_INVAL, "the segment has no direct mode (no direct_servers were configured)");
+  return h->core->direct->set_member(ep, member != 0);
+}
+
 extern "C" int64_t pd3_host_check_and_return(pd3_host* h, const void* key, uint32_t key_len, void* dest,
                                              uint32_t dest_cap) {
   if (h == nullptr) return PD3_E_INVAL;

@@ -142,6 +142,17 @@ PD3_API int pd3_host_write(pd3_host* host, uint32_t region, uint32_t offset, con
  * PD3_E_AGENT_DOWN, or go to the memory servers directly under PD3_FALLBACK_DIRECT. */
 PD3_API int pd3_host_flush(pd3_host* host);
 
+/* Direct mode in a pool whose membership changes (docs/pool.md): tells the segment's direct path
+ * that the memory server at `address` ("host:port") is a member of the pool (`member` non-zero) or
+ * has left it (0). A server that left gets no new region; its regions are still read and written
+ * while it answers. A member it did not know gets a connection of its own and new regions once its
+ * hello succeeds; one it knew may get them again. At most 64 servers are known at once: a new one
+ * then takes the place of one that left and has no connection. The TS library's
+ * followPoolServers calls it for each change it sees in etcd.
+ * Returns PD3_OK, PD3_E_INVAL (address not host:port, or no direct_servers were configured),
+ * PD3_E_NOT_OWNER or PD3_E_NOSPACE (64 servers known, none of them left and unconnected). */
+PD3_API int pd3_host_set_direct_member(pd3_host* host, const char* address, int member);
+
 /* Publishes this handle's staged requests, then completes up to `max` of its requests. Never blocks.
  * A response whose record is malformed completes its request with status PD3_E_CORRUPT. When the
  * agent's heartbeat has stopped, requests that went through the agent and are still unanswered
