@@ -1,6 +1,6 @@
 // etcd-client.ts — the etcd client every short pool call goes through: each call gives up after
 // ETCD_CALL_DEADLINE_MS, so a dead endpoint never stalls the caller (watches, which live long, are
-// opened without a default deadline: dpu/pool-watch.ts). docs/pool.md.
+// opened without a default deadline: common/pool-watch.ts). docs/pool.md.
 import { Etcd3 } from 'etcd3';
 import { ETCD_CALL_DEADLINE_MS } from './pool-record.js';
 

@@ -1,10 +1,12 @@
-// pool-view.ts — an agent's view of the pool's membership: which members are in the pool now, and
-// which servers its engine has a link to. Each change of a record (put, delete, or a whole list
-// after etcd was out of reach) becomes what the engine must do (MemberSink) and what happened
-// (MemberChange), for the logs and counters. No I/O: pool-watch.ts feeds it. docs/pool.md.
-import type { MemberRecord } from '../common/pool-record.js';
+// pool-view.ts — a pool client's view of the pool's membership (the agent's, or a direct-mode
+// host's): which members are in the pool now, and which servers it has a link to. Each change of a
+// record (put, delete, or a whole list after etcd was out of reach) becomes what the client's data
+// path must do (MemberSink) and what happened (MemberChange), for the logs and counters. No I/O:
+// pool-watch.ts feeds it. docs/pool.md.
+import type { MemberRecord } from './pool-record.js';
 
-/** The engine side of membership: NativeEngine.setMember. */
+/** The data path's side of membership: the agent's NativeEngine.setMember, or a direct-mode
+ *  host's Pd3Host.setDirectMember. */
 export interface MemberSink {
   setMember(address: string, member: boolean): void;
 }
@@ -12,13 +14,13 @@ export interface MemberSink {
 /** What a change of records meant for one member. */
 export interface MemberChange {
   /** left: its record is gone (no new region goes there); returned: a server the engine already
-   *  serves is back in the pool; joined: a server new to this agent (a link is opened to it). */
+   *  serves is back in the pool; joined: a server new to this client (a link is opened to it). */
   readonly kind: 'left' | 'returned' | 'joined';
   readonly serverId: number;
   readonly address: string;
 }
 
-/** The members in the pool as this agent last saw them. */
+/** The members in the pool as this client last saw them. */
 export class PoolView {
   private readonly members = new Map<number, MemberRecord>();  // by server id
   private readonly served = new Set<string>();  // addresses the engine has a link to

@@ -1,16 +1,15 @@
-// pool-watch.ts — an agent that follows the pool's membership in etcd (pd3-agent --etcd): it lists
-// the members at start, then watches PREFIX/members/ from that revision and hands each change to
-// its engine (pool-view.ts). When etcd is out of reach or the watch breaks, the agent serves on
-// with the last membership it knew, lists again once etcd answers and watches from there, so that
-// members that left or joined meanwhile are applied. docs/pool.md.
+// pool-watch.ts — a client of the pool that follows its membership in etcd: the agent
+// (pd3-agent --etcd) and a direct-mode host (PoolServers, host/pool-servers.ts). It lists the
+// members at start, then watches PREFIX/members/ from that revision and hands each change to its
+// sink (pool-view.ts): the agent's engine, or the host's direct path. When etcd is out of reach or
+// the watch breaks, the client serves on with the last membership it knew, lists again once etcd
+// answers and watches from there, so that members that left or joined meanwhile are applied.
+// docs/pool.md.
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import type { Logger } from '../cli/logger.js';
-import type { MetricFamily } from '../cli/metrics.js';
-import type { PoolOptions } from '../cli/pool-settings.js';
-import { openEtcd } from '../common/etcd-client.js';
-import { ETCD_CALL_DEADLINE_MS } from '../common/pool-record.js';
-import { memberIdOfKey, membersPrefix, type MemberRecord } from '../common/pool-record.js';
-import { listPoolMembers, readMember, type PoolSnapshot } from '../common/pool-members.js';
+import { openEtcd } from './etcd-client.js';
+import { ETCD_CALL_DEADLINE_MS } from './pool-record.js';
+import { memberIdOfKey, membersPrefix, type MemberRecord } from './pool-record.js';
+import { listPoolMembers, readMember, type PoolSnapshot } from './pool-members.js';
 import { PoolView, type MemberChange, type MemberSink } from './pool-view.js';
 
 /** First wait before listing again after etcd failed; doubles up to RETRY_MAX_MS. */
@@ -22,21 +21,52 @@ const PROBE_MS = 1000;
 /** How long close() waits for etcd to confirm the watch's end. */
 const CANCEL_WAIT_MS = 500;
 
-/** Where an agent's pool is. */
-export type PoolWatchOptions = Pick<PoolOptions, 'endpoints' | 'prefix'>;
+/** Where the pool is. */
+export interface PoolWatchOptions {
+  /** etcd client URLs. */
+  readonly endpoints: readonly string[];
+  /** Key prefix of the pool's records. */
+  readonly prefix: string;
+}
 
-/** One agent's membership of the pool, followed from etcd until close(). */
+/** Where a PoolWatch logs (cli/logger.ts's Logger fits). */
+export interface PoolLog {
+  debug(event: string, msg: string, fields?: Readonly<Record<string, unknown>>): void;
+  info(event: string, msg: string, fields?: Readonly<Record<string, unknown>>): void;
+  warn(event: string, msg: string, fields?: Readonly<Record<string, unknown>>): void;
+  error(event: string, msg: string, fields?: Readonly<Record<string, unknown>>): void;
+}
+
+/** What a PoolWatch has seen so far. */
+export interface PoolWatchStats {
+  /** Members in the pool as last seen (new regions go only to these). */
+  readonly members: number;
+  /** Whether the membership in etcd is followed now, or the last one known is served on. */
+  readonly etcdUp: boolean;
+  readonly left: number;
+  readonly joined: number;
+  readonly returned: number;
+  readonly outages: number;
+  readonly badRecords: number;
+  /** Changes the data path refused (logged as pool.apply_failed): a direct-mode host that knows
+   *  64 servers already, none of them gone. */
+  readonly applyFailures: number;
+}
+
+/** One client's membership of the pool, followed from etcd until close(). */
 export class PoolWatch {
   /** Members whose record went away. */
   left = 0;
-  /** Servers new to this agent that registered after it started. */
+  /** Servers new to this client that registered after it started. */
   joined = 0;
   /** Members that left and came back. */
   returned = 0;
-  /** Times etcd went out of reach (or the watch broke) while the agent was following it. */
+  /** Times etcd went out of reach (or the watch broke) while the client was following it. */
   outages = 0;
   /** Malformed records skipped. */
   badRecords = 0;
+  /** Changes the sink threw on. */
+  applyFailures = 0;
 
   private readonly client: Etcd3;
   private view: PoolView | null = null;
@@ -51,7 +81,7 @@ export class PoolWatch {
 
   private constructor(
     private readonly options: PoolWatchOptions,
-    private readonly logger: Logger,
+    private readonly logger: PoolLog,
     client: Etcd3,
     private readonly initial: PoolSnapshot,
   ) {
@@ -61,8 +91,8 @@ export class PoolWatch {
 
   /** Lists the members registered now. Rejects with an Error naming the endpoints when etcd
    *  cannot be read, or the prefix when no member is registered. */
-  static async open(options: PoolWatchOptions, logger: Logger): Promise<PoolWatch> {
-    const client = openEtcd(options.endpoints, { watches: true });
+  static async open(options: PoolWatchOptions, logger: PoolLog): Promise<PoolWatch> {
+    const client = openEtcd([...options.endpoints], { watches: true });
     let bad = 0;
     let snapshot: PoolSnapshot;
     try {
@@ -97,30 +127,18 @@ export class PoolWatch {
     this.watch();
   }
 
-  /** The membership's metric families. */
-  families(): MetricFamily[] {
-    const counter = (name: string, help: string, value: number): MetricFamily => ({
-      type: 'counter',
-      name: `pd3_agent_pool_${name}_total`,
-      help,
-      samples: [{ value }],
-    });
-    const gauge = (name: string, help: string, value: number): MetricFamily => ({
-      type: 'gauge',
-      name: `pd3_agent_pool_${name}`,
-      help,
-      samples: [{ value }],
-    });
-    return [
-      gauge('members', 'Memory servers in the pool as the agent last saw it (new regions go only to these).',
-        this.view?.size ?? this.initial.members.length),
-      gauge('etcd_up', 'Whether the agent follows the membership in etcd now (1), or serves on with the last it knew (0).', this.up ? 1 : 0),
-      counter('members_left', 'Members whose record went away (lease ended or revoked): no new region goes there.', this.left),
-      counter('members_joined', 'Memory servers that registered after the agent started: it connects to each.', this.joined),
-      counter('members_returned', 'Members that left and registered again: placeable again.', this.returned),
-      counter('etcd_outages', 'Times etcd went out of reach or the watch broke.', this.outages),
-      counter('bad_records', 'Malformed membership records skipped.', this.badRecords),
-    ];
+  /** Counts and state, for metrics (the agent's, dpu/pool-metrics.ts) and tests. */
+  stats(): PoolWatchStats {
+    return {
+      members: this.view?.size ?? this.initial.members.length,
+      etcdUp: this.up,
+      left: this.left,
+      joined: this.joined,
+      returned: this.returned,
+      outages: this.outages,
+      badRecords: this.badRecords,
+      applyFailures: this.applyFailures,
+    };
   }
 
   /** Stops following. Never rejects. Idempotent. */
@@ -228,8 +246,8 @@ export class PoolWatch {
         this.logger.info('pool.member_returned', `server ${c.serverId} (${c.address}) is back in the pool: new regions may go there again`, fields);
       } else {
         this.joined++;
-        this.logger.debug('pool.member_seen', `server ${c.serverId} (${c.address}) registered in the pool; connecting ` +
-          '(pool.member_joined once its hello succeeds)', fields);
+        this.logger.debug('pool.member_seen', `server ${c.serverId} (${c.address}) registered in the pool: a link is ` +
+          'opened to it, and it is placed once its hello succeeds', fields);
       }
     }
   }
@@ -245,6 +263,7 @@ export class PoolWatch {
     try {
       step();
     } catch (e) {
+      this.applyFailures++;
       this.logger.error('pool.apply_failed', `a membership change could not be applied: ${message(e)}`);
     }
   }
@@ -255,7 +274,7 @@ export class PoolWatch {
       this.timer = null;
       if (this.closing === null) step();
     }, ms);
-    this.timer.unref();  // the agent's own handles keep the process alive, not this
+    this.timer.unref();  // the client's own handles keep the process alive, not this
   }
 
   private async shutdown(): Promise<void> {

@@ -1,6 +1,6 @@
 // agent.ts — Agent: a Transfer Engine in this process, over the native EngineHandle (its own
 // thread), with its logs pumped into a Logger and its metrics served over HTTP; with --etcd, its
-// memory servers follow the pool's membership (pool-watch.ts).
+// memory servers follow the pool's membership (common/pool-watch.ts).
 import { agentFamilies } from './agent-metrics.js';
 import type { AgentOptions } from './agent-config.js';
 import { formatEndpoint, type Endpoint } from '../cli/endpoint.js';
@@ -11,7 +11,8 @@ import { UsageError } from '../cli/usage-error.js';
 import { addon, type NativeEngine, type NativeEngineOptions, type NativeServerState } from './native.js';
 import type { Parser } from '../parsers/index.js';
 import { resolvePrefetchParser } from './prefetch-parser.js';
-import { PoolWatch } from './pool-watch.js';
+import { PoolWatch } from '../common/pool-watch.js';
+import { poolFamilies } from './pool-metrics.js';
 import { parseEndpoint } from '../cli/endpoint.js';
 
 /** The native options of checked AgentOptions (absent tuning keys are left out, not undefined). */
@@ -87,7 +88,7 @@ export class Agent extends NativeService<NativeEngine> {
       const handle = this.handle();
       return agentFamilies(handle.stats(), handle.servers());
     });
-    if (pool !== null) this.registry.add(() => pool.families());
+    if (pool !== null) this.registry.add(() => poolFamilies(pool.stats()));
   }
 
   /** Attaches the segment, connects to the servers (one that is down is retried in the

@@ -11,5 +11,6 @@ export type { PlacementPolicy } from './native.js';
 export type { NativeConstants, ControlField } from '../common/constants.js';
 export { TenantSession } from './tenant-session.js';
 export type { TenantSessionOptions, NamedRegion } from './tenant-session.js';
-export { poolServers } from './pool-servers.js';
-export type { PoolServersOptions } from './pool-servers.js';
+export { poolServers, PoolServers } from './pool-servers.js';
+export type { PoolServersOptions, FollowPoolOptions, PoolServersLog } from './pool-servers.js';
+export type { PoolWatchStats } from '../common/pool-watch.js';

@@ -41,6 +41,8 @@ export interface NativeHostHandle {
   agentAlive(): boolean;
   inflight(): number;
   segmentBuffer(): ArrayBuffer;
+  /** pd3_host_set_direct_member; throws a Pd3Error with its status and reason. */
+  setDirectMember(address: string, member: boolean): void;
   close(): void;
 }
 

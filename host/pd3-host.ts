@@ -201,6 +201,16 @@ export class Pd3Host {
     return this.handle().agentAlive();
   }
 
+  /** Direct mode in a pool: tells the direct path that the memory server at `address`
+   *  ("host:port") is a member of the pool (`member` true) or has left it
+   *  (pd3_host_set_direct_member). A server that left gets no new region; its regions are still
+   *  served while it answers. PoolServers.follow calls it for each change it sees in etcd. Throws
+   *  an Error whose `code` is the status's name: PD3_E_INVAL (not host:port, or the host has no
+   *  directServers), PD3_E_NOSPACE (64 servers known, none of them left and unconnected). */
+  setDirectMember(address: string, member: boolean): void {
+    this.handle().setDirectMember(address, member);
+  }
+
   /** Requests issued through this handle and not yet completed. */
   get inflight(): number {
     return this.pending.size;

@@ -1,5 +1,8 @@
 // pool-servers.ts — a direct-mode host's memory servers from an etcd-run pool: the addresses of the
-// members registered now, for Pd3Host.create's directServers. docs/pool.md.
+// members registered now, for Pd3Host.create's directServers (poolServers), and the membership
+// followed from then on (PoolServers). docs/pool.md.
+import type { PoolLog, PoolWatch, PoolWatchStats } from '../common/pool-watch.js';
+import type { Pd3Host } from './pd3-host.js';
 
 /** Where the pool is. */
 export interface PoolServersOptions {
@@ -12,8 +15,8 @@ export interface PoolServersOptions {
 }
 
 /** "HOST:PORT" of every memory server registered in the pool now, by server id. Rejects when etcd
- *  cannot be read within its deadline, or no server is registered. The list is read once: a host
- *  started from it does not follow later changes (an agent does). */
+ *  cannot be read within its deadline, or no server is registered. The list is read once: to
+ *  follow later changes, use PoolServers. */
 export async function poolServers(options: PoolServersOptions): Promise<string[]> {
   // Loaded only here: an app that never joins a pool never loads the etcd client.
   const { openEtcd } = await import('../common/etcd-client.js');
@@ -31,4 +34,59 @@ export async function poolServers(options: PoolServersOptions): Promise<string[]
   }
   if (members.length === 0) throw new Error(`no memory server is registered in the pool under ${prefix}`);
   return members.map((m) => m.address);
+}
+
+/** Where PoolServers logs: cli's Logger fits (`new Logger('my-app')` from pd3/cli). */
+export type PoolServersLog = PoolLog;
+
+/** Options of PoolServers.open. */
+export interface FollowPoolOptions {
+  /** etcd client URLs. */
+  endpoints: string[];
+  /** Key prefix of the pool's records (default "/pd3"). */
+  prefix?: string;
+  /** Where members leaving, joining and returning, etcd outages and skipped records are logged
+   *  (events pool.*, as the agent's); default: nowhere (stats() counts them). */
+  logger?: PoolServersLog;
+}
+
+const SILENT: PoolLog = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The pool's memory servers for a direct-mode host, followed in etcd: open() lists them, a host
+ *  is created on `addresses`, and follow(host) hands it every later change (Pd3Host.setDirectMember)
+ *  until close(). While etcd is out of reach the host keeps the last membership it was told, and
+ *  catches up when etcd answers again. */
+export class PoolServers {
+  private constructor(private readonly watch: PoolWatch) {}
+
+  /** Lists the members registered now. Rejects with an Error naming the endpoints when etcd
+   *  cannot be read, or the prefix when no member is registered. */
+  static async open(options: FollowPoolOptions): Promise<PoolServers> {
+    // Loaded only here: an app that never joins a pool never loads the etcd client.
+    const { PoolWatch } = await import('../common/pool-watch.js');
+    return new PoolServers(await PoolWatch.open({ endpoints: options.endpoints, prefix: options.prefix ?? '/pd3' },
+      options.logger ?? SILENT));
+  }
+
+  /** "HOST:PORT" of the members registered at open(), by server id: Pd3Host.create's
+   *  directServers, joined with commas. */
+  get addresses(): string[] {
+    return this.watch.members.map((m) => m.address);
+  }
+
+  /** From now on, hands every change of the membership to `host`, a direct-mode host created on
+   *  `addresses` (or on some of them). Once; a second call does nothing. */
+  follow(host: Pd3Host): void {
+    this.watch.follow({ setMember: (address, member) => host.setDirectMember(address, member) });
+  }
+
+  /** Members now, whether etcd is followed now, and the changes seen. */
+  stats(): PoolWatchStats {
+    return this.watch.stats();
+  }
+
+  /** Stops following (the host keeps the membership it was last told). Never rejects. Idempotent. */
+  close(): Promise<void> {
+    return this.watch.close();
+  }
 }

@@ -1,8 +1,8 @@
-// An agent's view of the pool's membership (dpu/pool-view.ts), without etcd: what each put, delete
+// An agent's view of the pool's membership (common/pool-view.ts), without etcd: what each put, delete
 // and re-list after an outage tells the engine, and the changes it reports.
 import { describe, expect, it } from 'vitest';
 import { MEMBER_RECORD_VERSION, memberIdOfKey, type MemberRecord } from '../dist/common/pool-record.js';
-import { PoolView } from '../dist/dpu/pool-view.js';
+import { PoolView } from '../dist/common/pool-view.js';
 
 function record(serverId: number, port: number): MemberRecord {
   return {

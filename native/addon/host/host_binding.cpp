@@ -22,7 +22,8 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
          InstanceMethod<&HostHandle::Read>("read"), InstanceMethod<&HostHandle::Write>("write"),
          InstanceMethod<&HostHandle::Poll>("poll"), InstanceMethod<&HostHandle::CheckAndReturn>("checkAndReturn"),
          InstanceMethod<&HostHandle::AgentAlive>("agentAlive"), InstanceMethod<&HostHandle::Inflight>("inflight"),
-         InstanceMethod<&HostHandle::SegmentBuffer>("segmentBuffer"), InstanceMethod<&HostHandle::Close>("close")});
+         InstanceMethod<&HostHandle::SegmentBuffer>("segmentBuffer"),
+         InstanceMethod<&HostHandle::SetDirectMember>("setDirectMember"), InstanceMethod<&HostHandle::Close>("close")});
     exports.Set("HostHandle", cls);
   }
 
@@ -186,6 +187,16 @@ class HostHandle : public Napi::ObjectWrap<HostHandle> {
     const pd3_control* kc = pd3_host_control(keep);
     return Napi::ArrayBuffer::New(env, const_cast<pd3_control*>(kc), size_t(kc->segment_size),
                                   [](Napi::Env, void*, pd3_host* k) { pd3_host_close(k); }, keep);
+  }
+  // setDirectMember(address: string, member: boolean): throws with pd3_last_error's reason.
+  Napi::Value SetDirectMember(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsString() || !info[1].IsBoolean())
+      throw Napi::TypeError::New(env, "setDirectMember(address: string, member: boolean)");
+    const std::string address = info[0].As<Napi::String>().Utf8Value();
+    if (const int rc = pd3_host_set_direct_member(handle(env), address.c_str(), info[1].As<Napi::Boolean>().Value() ? 1 : 0))
+      throw_status(env, rc, "setDirectMember");
+    return env.Undefined();
   }
   Napi::Value Close(const Napi::CallbackInfo& info) {
     pd3_host_close(h_);
