@@ -66,47 +66,41 @@ TEST(host_poll_hands_out_completions_oldest_first_across_polls) {
   REQUIRE(pd3_host_attach(host.name.c_str(), &other) == PD3_OK);
   std::vector<std::array<uint8_t, 8>> dest(200);
   pd3_completion out[32];
+  // Reads [first, first + count) issued on `h` and answered by the agent.
+  auto served = [&](pd3_host* h, uint64_t first, uint32_t count) {
+    return issue_reads(h, first, count, dest) && answer_all(*agent) == count;
+  };
+  // What a poll of `h` for up to `max` hands out (checked()).
+  auto polled = [&](pd3_host* h, uint32_t max) { return checked(out, pd3_host_poll(h, out, max), dest); };
 
   // Room for all: each handle gets exactly its own, in the order they were issued.
   REQUIRE(issue_reads(host.h, 0, 20, dest));
   REQUIRE(issue_reads(other, 100, 5, dest));
   REQUIRE(answer_all(*agent) == 25);
-  int n = pd3_host_poll(host.h, out, 32);
-  CHECK(checked(out, n, dest) == range(0, 20));
+  CHECK(polled(host.h, 32) == range(0, 20));
   CHECK_EQ(pd3_host_inflight(host.h), 0u);
   CHECK_EQ(pd3_host_inflight(other), 0u);  // counted when queued
-  n = pd3_host_poll(other, out, 32);
-  CHECK(checked(out, n, dest) == range(100, 5));
+  CHECK(polled(other, 32) == range(100, 5));
 
   // Less room than answers: the rest wait for the next polls, in order.
-  REQUIRE(issue_reads(host.h, 20, 20, dest));
-  REQUIRE(answer_all(*agent) == 20);
-  n = pd3_host_poll(host.h, out, 8);
-  CHECK(checked(out, n, dest) == range(20, 8));
+  REQUIRE(served(host.h, 20, 20));
+  CHECK(polled(host.h, 8) == range(20, 8));
   CHECK_EQ(pd3_host_inflight(host.h), 0u);
-  n = pd3_host_poll(host.h, out, 8);
-  CHECK(checked(out, n, dest) == range(28, 8));
-  n = pd3_host_poll(host.h, out, 8);
-  CHECK(checked(out, n, dest) == range(36, 4));
+  CHECK(polled(host.h, 8) == range(28, 8));
+  CHECK(polled(host.h, 8) == range(36, 4));
 
   // Completions already queued (another handle's poll drained them) come before newer ones.
-  REQUIRE(issue_reads(host.h, 40, 10, dest));
-  REQUIRE(answer_all(*agent) == 10);
+  REQUIRE(served(host.h, 40, 10));
   CHECK_EQ(pd3_host_poll(other, out, 32), 0);
-  REQUIRE(issue_reads(host.h, 50, 10, dest));
-  REQUIRE(answer_all(*agent) == 10);
-  n = pd3_host_poll(host.h, out, 15);
-  CHECK(checked(out, n, dest) == range(40, 15));
-  n = pd3_host_poll(host.h, out, 15);
-  CHECK(checked(out, n, dest) == range(55, 5));
+  REQUIRE(served(host.h, 50, 10));
+  CHECK(polled(host.h, 15) == range(40, 15));
+  CHECK(polled(host.h, 15) == range(55, 5));
 
   // A poll for none still drains the ring, into the queue.
-  REQUIRE(issue_reads(host.h, 60, 3, dest));
-  REQUIRE(answer_all(*agent) == 3);
+  REQUIRE(served(host.h, 60, 3));
   CHECK_EQ(pd3_host_poll(host.h, nullptr, 0), 0);
   CHECK_EQ(pd3_host_inflight(host.h), 0u);  // counted when queued
-  n = pd3_host_poll(host.h, out, 32);
-  CHECK(checked(out, n, dest) == range(60, 3));
+  CHECK(polled(host.h, 32) == range(60, 3));
   CHECK_EQ(pd3_host_poll(host.h, out, 32), 0);
   pd3_host_close(other);
 }
