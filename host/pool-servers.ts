@@ -57,6 +57,8 @@ const SILENT: PoolLog = { debug() {}, info() {}, warn() {}, error() {} };
  *  until close(). While etcd is out of reach the host keeps the last membership it was told, and
  *  catches up when etcd answers again. */
 export class PoolServers {
+  private following = false;
+
   private constructor(private readonly watch: PoolWatch) {}
 
   /** Lists the members registered now. Rejects with an Error naming the endpoints when etcd
@@ -74,9 +76,13 @@ export class PoolServers {
     return this.watch.members.map((m) => m.address);
   }
 
-  /** From now on, hands every change of the membership to `host`, a direct-mode host created on
-   *  `addresses` (or on some of them). Once; a second call does nothing. */
+  /** Tells `host` (in direct mode) every member listed at open(), which it may have been created
+   *  on already, then hands it every later change of the membership. Once; a second call does
+   *  nothing. Throws what Pd3Host.setDirectMember throws for a listed member. */
   follow(host: Pd3Host): void {
+    if (this.following) return;
+    this.following = true;
+    for (const address of this.addresses) host.setDirectMember(address, true);
     this.watch.follow({ setMember: (address, member) => host.setDirectMember(address, member) });
   }
 

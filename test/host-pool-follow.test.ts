@@ -82,6 +82,17 @@ describe.skipIf(ETCD === null)('a direct-mode host following the pool', () => {
     expect(pool.stats()).toMatchObject({ members: 2, etcdUp: true, left: 1, joined: 1, returned: 1, applyFailures: 0 });
     const events = lines.map((l) => (JSON.parse(l) as { event: string }).event);
     expect(events).toEqual(expect.arrayContaining(['pool.members', 'pool.member_seen', 'pool.member_left', 'pool.member_returned']));
+
+    // A host created on a server outside the pool learns the members listed when it starts following.
+    const c = await server(11, 512);
+    const late = Pd3Host.create({ name: uniqueName('pool-late'), directOnly: true, directServers: [`127.0.0.1:${c.port}`],
+      directToken: TOKEN, directPlacement: 'most-free' });
+    cleanup.push(() => late.close());
+    const pool2 = await PoolServers.open({ endpoints: [shared.etcd.url], prefix });
+    cleanup.push(() => pool2.close());
+    pool2.follow(late);
+    late.setDirectMember(`127.0.0.1:${c.port}`, false);
+    expect((await late.allocate(4096)).region >>> constants.REGION_LOCAL_BITS).toBe(9);
   }, 30_000);
 
   it('serves through an etcd outage with the last membership, and catches up when etcd is back', async () => {
