@@ -1,6 +1,6 @@
 // pool-settings.ts — the settings that put a deployable in a memory pool run by etcd (--etcd,
 // --etcd-prefix, --lease-ttl), shared by the deployables that take them. docs/pool.md.
-import { checkPoolPrefix } from '../common/pool-record.js';
+import { checkPoolPrefix, DEFAULT_POOL_PREFIX } from '../common/pool-record.js';
 import { checkTenantName } from '../common/tenant-record.js';
 import { describeJson, integer, urlList, type Setting, type SettingText } from './settings.js';
 import { UsageError } from './usage-error.js';
@@ -41,7 +41,7 @@ export const POOL_SETTINGS = {
   etcdPrefix: poolPrefix({
     flag: 'etcd-prefix',
     help: "with --etcd: the key prefix of the pool's records, so that pools can share one etcd",
-    fallback: '/pd3',
+    fallback: DEFAULT_POOL_PREFIX,
   }),
   leaseTtl: integer(2, 3600, {
     flag: 'lease-ttl',
@@ -66,5 +66,5 @@ export function poolOptions(v: { etcd?: string[]; etcdPrefix?: string; leaseTtl?
     if (stray !== null) throw new UsageError(`--${stray} needs --etcd`);
     return null;
   }
-  return { endpoints: v.etcd, prefix: v.etcdPrefix ?? '/pd3', leaseTtlS: v.leaseTtl ?? 10 };
+  return { endpoints: v.etcd, prefix: v.etcdPrefix ?? DEFAULT_POOL_PREFIX, leaseTtlS: v.leaseTtl ?? 10 };
 }

@@ -12,6 +12,9 @@ export const MEMBER_RECORD_VERSION = 1;
 /** The longest key prefix accepted (etcd takes far longer keys; this keeps logs readable). */
 export const POOL_PREFIX_MAX_BYTES = 256;
 
+/** The key prefix of a pool's records when none is given (--etcd-prefix, `prefix`). */
+export const DEFAULT_POOL_PREFIX = '/pd3';
+
 /** Largest whole number a record may carry: JSON numbers are exact below 2^53. */
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 

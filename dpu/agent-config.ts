@@ -8,6 +8,7 @@ import { choice, decimal, endpoint, endpointList, endpointOrOff, integer, onOff,
 import { POOL_SETTINGS, tenantName, type PoolOptions } from '../cli/pool-settings.js';
 import { resolveToken, TOKEN_MAX_BYTES } from '../cli/token.js';
 import { UsageError } from '../cli/usage-error.js';
+import { DEFAULT_POOL_PREFIX } from '../common/pool-record.js';
 import type { NativeDpdkOptions } from './native.js';
 
 /** Every setting of pd3-agent, by config key. */
@@ -370,7 +371,7 @@ function serverSource(servers: Endpoint[] | undefined, etcd: string[] | undefine
     return { servers: required(servers, 'servers', 'servers', fileLabel) };
   }
   if (servers !== undefined) throw new UsageError('give the memory servers by --servers or by --etcd, not both');
-  return { servers: [], pool: { endpoints: etcd, prefix: prefix ?? '/pd3' } };
+  return { servers: [], pool: { endpoints: etcd, prefix: prefix ?? DEFAULT_POOL_PREFIX } };
 }
 
 function required<T>(value: T | undefined, flag: string, key: string, fileLabel: string): T {

@@ -1,6 +1,7 @@
 // pool-servers.ts — a direct-mode host's memory servers from an etcd-run pool: the addresses of the
 // members registered now, for Pd3Host.create's directServers (poolServers), and the membership
 // followed from then on (PoolServers). docs/pool.md.
+import { DEFAULT_POOL_PREFIX } from '../common/pool-record.js';
 import type { PoolLog, PoolWatch, PoolWatchStats } from '../common/pool-watch.js';
 import type { Pd3Host } from './pd3-host.js';
 
@@ -21,7 +22,7 @@ export async function poolServers(options: PoolServersOptions): Promise<string[]
   // Loaded only here: an app that never joins a pool never loads the etcd client.
   const { openEtcd } = await import('../common/etcd-client.js');
   const { listPoolMembers } = await import('../common/pool-members.js');
-  const prefix = options.prefix ?? '/pd3';
+  const prefix = options.prefix ?? DEFAULT_POOL_PREFIX;
   const client = openEtcd(options.endpoints);
   const warn = (_event: string, message: string, fields: { key: string }): void => options.onBadRecord?.(fields.key, message);
   let members;
@@ -66,7 +67,7 @@ export class PoolServers {
   static async open(options: FollowPoolOptions): Promise<PoolServers> {
     // Loaded only here: an app that never joins a pool never loads the etcd client.
     const { PoolWatch } = await import('../common/pool-watch.js');
-    return new PoolServers(await PoolWatch.open({ endpoints: options.endpoints, prefix: options.prefix ?? '/pd3' },
+    return new PoolServers(await PoolWatch.open({ endpoints: options.endpoints, prefix: options.prefix ?? DEFAULT_POOL_PREFIX },
       options.logger ?? SILENT));
   }
 

@@ -15,6 +15,7 @@ import {
   tenantLeaseKey,
 } from '../common/tenant-record.js';
 import { Pd3Error } from '../common/errors.js';
+import { DEFAULT_POOL_PREFIX } from '../common/pool-record.js';
 import type { AllocatedRegion, Pd3Host } from './pd3-host.js';
 
 /** Where the pool is and who this client is. */
@@ -63,7 +64,7 @@ export class TenantSession {
   static async open(options: TenantSessionOptions): Promise<TenantSession> {
     const full: Required<TenantSessionOptions> = {
       endpoints: options.endpoints,
-      prefix: options.prefix ?? '/pd3',
+      prefix: options.prefix ?? DEFAULT_POOL_PREFIX,
       tenant: checkTenantName(options.tenant),
       leaseTtlS: options.leaseTtlS ?? 10,
       clientId: options.clientId ?? randomUUID(),

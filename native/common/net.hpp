@@ -18,6 +18,7 @@ struct Endpoint {
   std::string host;
   uint16_t port = 0;
   std::string str() const { return host + ":" + std::to_string(port); }
+  bool operator==(const Endpoint&) const = default;  // the same host text and port
 };
 
 // Parses "host:port" (host: IPv4 address or name). Returns false if malformed; port 0 only with

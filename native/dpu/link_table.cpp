@@ -19,8 +19,7 @@ void LinkTable::install(size_t li, std::unique_ptr<ServerLink> link, bool joined
 
 int LinkTable::of_endpoint(const Endpoint& endpoint) const {
   for (size_t li = 0; li < entries_.size(); ++li) {
-    const Endpoint& e = entries_[li].link->endpoint();
-    if (e.port == endpoint.port && e.host == endpoint.host) return int(li);
+    if (entries_[li].link->endpoint() == endpoint) return int(li);
   }
   return -1;
 }

@@ -20,19 +20,20 @@ DirectPath::DirectPath(DirectOptions options)
   for (const Endpoint& ep : options_.servers) add_link_locked(ep);
 }
 
-void DirectPath::add_link_locked(const Endpoint& endpoint) {
+std::unique_ptr<DirectPath::Link> DirectPath::new_link(const Endpoint& endpoint, size_t index) {
   auto l = std::make_unique<Link>();
   l->endpoint = endpoint;
-  l->index = links_.size();
-  links_.push_back(std::move(l));
+  l->index = index;
+  return l;
 }
 
+void DirectPath::add_link_locked(const Endpoint& endpoint) { links_.push_back(new_link(endpoint, links_.size())); }
+
 int DirectPath::set_member(const Endpoint& endpoint, bool member) {
-  if (endpoint.host.empty() || endpoint.port == 0)
-    return fail(PD3_E_INVAL, "pool member '%s' is not host:port", endpoint.str().c_str());
+  assert(!endpoint.host.empty() && endpoint.port != 0);
   std::lock_guard lock(mu_);
   for (auto& l : links_) {
-    if (l->endpoint.host == endpoint.host && l->endpoint.port == endpoint.port) {
+    if (l->endpoint == endpoint) {
       // Known: placeable or not from now on. Its connection is left alone either way: a server
       // that left may still hold regions, which are served while it answers.
       placement_.set_live(l->index, member);
@@ -50,9 +51,7 @@ int DirectPath::set_member(const Endpoint& endpoint, bool member) {
     if (placement_.live(l->index) || l->fd >= 0) continue;
     assert(l->sent.empty() && l->queued_ids.empty());
     const size_t index = l->index;
-    l = std::make_unique<Link>();
-    l->endpoint = endpoint;
-    l->index = index;
+    l = new_link(endpoint, index);
     placement_.reset(index);
     return PD3_OK;
   }

@@ -80,14 +80,16 @@ class DirectPath {
   // `endpoint` gets no new region; its regions are still served while it answers. true: it may
   // get new regions again, or, new to this path, gets a connection of its own and is placed once
   // its hello succeeds. With kMaxPlacementServers servers known already, a new one takes the place
-  // of one that left and is not connected (it holds no request). Returns PD3_OK, PD3_E_INVAL (not
-  // host:port) or PD3_E_NOSPACE (every place is taken by a member, or by a connected server).
+  // of one that left and is not connected (it holds no request). Precondition: `endpoint` was
+  // parsed (parse_endpoint: a host and a port above 0). Returns PD3_OK or PD3_E_NOSPACE (every
+  // place is taken by a member, or by a connected server).
   [[nodiscard]] int set_member(const Endpoint& endpoint, bool member);
 
  private:
   struct Link;
 
   int submit_locked(const Request& request);
+  static std::unique_ptr<Link> new_link(const Endpoint& endpoint, size_t index);
   void add_link_locked(const Endpoint& endpoint);
   int ensure_connected_locked(Link& l);
   Link* link_for_region_locked(uint32_t region, int* err);
