@@ -14,6 +14,8 @@ import {
   type Daemon,
   type MemserverSpec,
 } from '../dist/examples/harness/processes.js';
+
+export { logEvents } from '../dist/examples/harness/processes.js';
 import { uniqueName } from './helpers.js';
 
 export { Rand, randomModelRun } from './workers/model-run.mjs';
@@ -168,20 +170,6 @@ export async function metric(address: string, name: string): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   if (line === undefined) throw new Error(`metric ${name} not in the scrape of ${address}`);
   return Number(line.slice(name.length + 1));
-}
-
-/** Parsed JSON log lines of a daemon whose `event` is `event`. */
-export function logEvents(d: Daemon, event: string): Array<Record<string, unknown>> {
-  const found: Array<Record<string, unknown>> = [];
-  for (const line of d.logs) {
-    try {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed.event === event) found.push(parsed);
-    } catch {
-      // not a JSON log line
-    }
-  }
-  return found;
 }
 
 /** Reads a whole region in chunks; resolves with its bytes. */

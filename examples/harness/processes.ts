@@ -157,3 +157,17 @@ export function startAgent(segment: string, servers: number[], token: string, ex
     ...metrics, '--log-level', 'info', ...extra];
   return startDaemon(AGENT_CLI, args, token);
 }
+
+/** Parsed JSON log lines of a daemon whose `event` is `event`. */
+export function logEvents(d: Daemon, event: string): Array<Record<string, unknown>> {
+  const found: Array<Record<string, unknown>> = [];
+  for (const line of d.logs) {
+    try {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (parsed.event === event) found.push(parsed);
+    } catch {
+      // not a JSON log line
+    }
+  }
+  return found;
+}
