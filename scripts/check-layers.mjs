@@ -24,8 +24,9 @@ export const LAYER_RULES = {
 /** Which npm packages each layer may import ('*': any; node: builtins are always allowed). */
 export const PACKAGE_RULES = {
   // etcd3 only in common/etcd-client.ts and common/pool-members.ts, which the host loads by a
-  // dynamic import (TenantSession.open, poolServers) and the deployables statically.
-  common: ['etcd3'],
+  // dynamic import (TenantSession.open, poolServers) and the deployables statically; cockatiel
+  // (etcd3's own fault-handling library) only in common/etcd-client.ts, to set etcd3's policy.
+  common: ['etcd3', 'cockatiel'],
   workloads: [],
   // etcd3 only by the dynamic import in TenantSession.open (host/tenant-session.ts): an app that
   // never joins a pool as a tenant never loads it.

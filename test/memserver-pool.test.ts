@@ -209,6 +209,43 @@ describe.skipIf(ETCD === null)('pd3-memserver in an etcd-run pool', () => {
     }
   }, 40_000);
 
+  it('keeps its lease through an etcd restart shorter than its TTL: it refreshes within a third of a TTL of etcd answering', async () => {
+    // etcd gives every lease a fresh TTL when it starts again, so a refresh that gets through
+    // within the TTL keeps the lease. A client that rests etcd's host for seconds after failures
+    // misses it: the member then leaves the pool and comes back, and agents stop placing there.
+    const own = await EtcdServer.create(ETCD!);
+    await own.start();
+    const { server, lines } = await startServer(own.url, { serverId: 8 });
+    const leaseOfRecord = async (): Promise<string | null> => {
+      const c = new Etcd3({ hosts: own.url });
+      try {
+        const kv = (await c.get(memberKey('/pd3', 8)).exec()).kvs[0];
+        return kv === undefined ? null : String(kv.lease);
+      } finally {
+        c.close();
+      }
+    };
+    try {
+      const lease = await leaseOfRecord();
+      expect(lease).not.toBeNull();
+      await own.kill();
+      await sleep(1_500); // two refreshes fail (one every 2/3 s), and the retries after them
+      expect(server.pool!.state).toBe('unreachable');
+      await own.start();
+      const back = Date.now();
+      expect(await eventually(async () => server.pool!.state === 'registered', 2_000)).toBe(true);
+      const afterMs = Date.now() - back;
+      await sleep(2_500); // past the TTL etcd restarted the lease with, and a lease-expiry pass
+      expect(lines.filter((l) => l.includes('"event":"pool.lease_lost"'))).toEqual([]);
+      expect(await leaseOfRecord()).toBe(lease);
+      expect(server.pool!.state).toBe('registered');
+      console.log(`etcd restarted: registered again ${afterMs} ms after etcd answered, on the same lease`);
+    } finally {
+      await server.close();
+      await own.close();
+    }
+  }, 30_000);
+
   it('gives an agent started with --etcd the servers registered at its start, skipping a malformed record', async () => {
     const prefix = freshPrefix();
     const a = await startServer(etcd.url, { etcdPrefix: prefix, serverId: 1 });
