@@ -1,4 +1,4 @@
-// pool.ts — `npm run bench -- pool`: the memory pool's figures, in three phases with real processes.
+// pool.ts — `npm run bench -- pool`: the memory pool's figures, in four phases with real processes.
 // Placement: where new regions go, by placement policy (pd3-agent --placement): power of two
 // choices against random and most-free-bytes, side by side — 4 pd3-memserver, 3 pd3-agent (one per
 // host segment), and one client on the host CPUs allocating regions of mixed sizes through all
