@@ -1285,12 +1285,17 @@ TEST(tcp_server_unknown_hello_flag_refused) {
 
 // A failed fdatasync closes the connection without answering its frame or any frame held behind
 // it, though the later frames ran; a reader on another connection still finds every byte on disk
-// once a later batch succeeds.
+// once a later batch succeeds. The last frame writes a whole page, which runs at once; a partial
+// write would first read its page and park, and a parked frame is dropped with the connection
+// (never run, never answered). Reads of that page are slowed, so a partial write there would fail
+// this test every time rather than under an unlucky schedule (it did, once, under TSan).
 TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   TempDir dir("tier-held-fail");
   auto gate = std::make_shared<pd3test::Gate>();
   auto failing = std::make_shared<std::atomic<bool>>(false);
   const pd3::MemStoreOptions so = tier_store_options(dir.path, [gate, failing](const pd3::tier::IoOp& op) {
+    if (op.kind == pd3::tier::IoOp::Kind::kRead && op.offset == 3 * kTierPage)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (op.kind != pd3::tier::IoOp::Kind::kSync) return 0;
     gate->pass();
     return failing->load(std::memory_order_relaxed) ? -EIO : 0;  // relaxed: a test switch
@@ -1306,7 +1311,7 @@ TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   failing->store(true, std::memory_order_relaxed);  // relaxed: read by an I/O thread after the gate
   std::vector<uint8_t> frames = frame_of(20, {write_rec(reg, 0, pattern(64, 3))});
   build_frame(21, {read_rec(reg, 0, 64)}, &frames);
-  build_frame(22, {write_rec(reg, 3 * kTierPage, pattern(64, 4))}, &frames);
+  build_frame(22, {write_rec(reg, 3 * kTierPage, pattern(kTierPage, 4))}, &frames);
   REQUIRE(c1.send(frames) == PD3_OK);
   CHECK(wait_server_stats(*server, [](const pd3::TcpServerStats& s) { return s.frames_behind_sync == 2; }));
   gate->release();
@@ -1319,8 +1324,8 @@ TEST(tcp_server_tier_failed_sync_drops_the_responses_held_behind_it) {
   REQUIRE(c2.open(server->port()) == PD3_OK);
   std::vector<Resp> r;
   REQUIRE(round_trip(c2, 30, {write_rec(reg, 7 * kTierPage, pattern(8, 5))}, &r) && r[0].status == 0);
-  REQUIRE(round_trip(c2, 31, {read_rec(reg, 3 * kTierPage, 64)}, &r));
-  CHECK(r[0].status == 0 && r[0].data == pattern(64, 4));
+  REQUIRE(round_trip(c2, 31, {read_rec(reg, 3 * kTierPage, kTierPage)}, &r));
+  CHECK(r[0].status == 0 && r[0].data == pattern(kTierPage, 4));
 }
 
 // Stress: four clients each keep up to eight frames in flight on one connection over the tier
