@@ -6,7 +6,7 @@
 // 20 ms, which goes through the agent's placement and so through its view of the membership.
 //
 // Lines on stdout, one JSON object each: {"segment"} once the segment exists; {"ready","regions"}
-// once the load's regions are allocated (after {"go","avoid"} on stdin: the server id to keep the
+// once the load's regions are allocated (after {"avoid"} on stdin: the server id to keep the
 // load off); then a tick every 100 ms, {"t","ops","failed","wrong","allocs","allocFailed",
 // "allocUs","allocServers","errors"}: counts since the start (ops, failed, wrong, allocs,
 // allocFailed), this tick's allocation latencies in µs and the servers they went to, and the first

@@ -6,11 +6,12 @@
 //
 // Timeline, one window W each: before (etcd up); etcd killed -9, and the outage, during which
 // server 3 is killed -9 halfway; etcd started again on the same data, and the catch-up (a window
-// of its own, as long as it takes); after (once the agent has caught up). The figures: the load's rate in each window, failed and wrong operations, allocations
-// during the outage (with the last membership known, server 3's record outlives it), how soon the
-// agent notices the outage (pool.etcd_down) and etcd's return (pool.etcd_back, timed from etcd
-// answering its health check again), and how soon after that server 3 leaves the agent's pool (pool.member_left: its lease, restarted by etcd
-// with a fresh TTL, has to run out first).
+// of its own, as long as it takes); after (once the agent has caught up). The figures: the load's
+// rate in each window, failed and wrong operations, allocations during the outage (with the last
+// membership known: server 3's record outlives it), how soon the agent notices the outage
+// (pool.etcd_down) and etcd's return (pool.etcd_back, timed from etcd answering its health check
+// again), and how soon after that server 3 leaves the agent's pool (pool.member_left: its lease,
+// restarted by etcd with a fresh TTL, has to run out first). docs/benchmarks.md "pool".
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -113,7 +114,9 @@ export async function runOutagePhase(settings: OutageSettings, log: (line: strin
     daemons.push(agent);
     // The agent lists the pool before it says it is ready; its links come up right after.
     const listed = logEvents(agent, 'pool.members')[0]?.members as string[] | undefined;
-    if (listed?.length !== SERVER_IDS.length) throw new Error(`the agent listed ${JSON.stringify(listed)} from the pool, not ${SERVER_IDS.length} servers`);
+    if (listed?.length !== SERVER_IDS.length) {
+      throw new Error(`the agent listed ${JSON.stringify(listed)} from the pool, not ${SERVER_IDS.length} servers`);
+    }
     client.send({ avoid: KILLED });
     const ticks: Tick[] = [];
     const ready = await client.next();
@@ -142,7 +145,8 @@ export async function runOutagePhase(settings: OutageSettings, log: (line: strin
     const etcdStartMs = startedAt - startingAt;
     await until(() => firstAt(agent, 'pool.etcd_back') !== null, 15_000, 'pool.etcd_back');
     const catchUpMs = firstAt(agent, 'pool.etcd_back')! - startedAt;
-    const leftOf = (id: number): Array<Record<string, unknown>> => logEvents(agent, 'pool.member_left').filter((e) => e.serverId === id);
+    const leftOf = (id: number): Array<Record<string, unknown>> =>
+      logEvents(agent, 'pool.member_left').filter((e) => e.serverId === id);
     await until(() => leftOf(KILLED).length > 0, (settings.leaseTtlS + 10) * 1000, `server ${KILLED} leaving the pool`);
     const memberLeftMs = Date.parse(String(leftOf(KILLED)[0]!.ts)) - startedAt;
     await sleep(1000); // past etcd's next lease-expiry pass, so a live member that lost its lease has said so
