@@ -10,7 +10,7 @@ import { Etcd3 } from 'etcd3';
 import { constants as C, type Pd3Host } from '../dist/host/index.js';
 import { memberKey } from '../dist/common/pool-record.js';
 import { AGENT_CLI, startDaemon, type Daemon } from '../dist/examples/harness/processes.js';
-import { httpGet, logEvents, metric, Rig, sleep, waitUntil } from './integration-helpers.js';
+import { firstLoggedAt, httpGet, logEvents, metric, Rig, sleep, waitUntil } from './integration-helpers.js';
 import { EtcdServer, findEtcd, freePort } from './etcd-server.js';
 
 const ETCD = findEtcd('pd3-agent following the pool in etcd');
@@ -82,12 +82,6 @@ class Relay {
   }
 }
 
-/** When (ms since the epoch) the first log line of `event` was written, or null. */
-function loggedAt(d: Daemon, event: string): number | null {
-  const first = logEvents(d, event)[0];
-  return first === undefined ? null : Date.parse(String(first.ts));
-}
-
 /** The server ids of `n` new regions of 4 KiB. */
 async function place(host: Pd3Host, n: number): Promise<number[]> {
   const ids: number[] = [];
@@ -135,8 +129,8 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
 
     const killedAt = Date.now();
     await servers[1]!.kill();
-    await waitUntil(() => loggedAt(agent, 'pool.member_left') !== null, TTL_S * 1000 + 3000, 'pool.member_left');
-    const leftAfterMs = loggedAt(agent, 'pool.member_left')! - killedAt;
+    await waitUntil(() => firstLoggedAt(agent, 'pool.member_left') !== null, TTL_S * 1000 + 3000, 'pool.member_left');
+    const leftAfterMs = firstLoggedAt(agent, 'pool.member_left')! - killedAt;
     console.log(`kill -9 → pool.member_left after ${leftAfterMs} ms (lease TTL ${TTL_S} s)`);
     expect(leftAfterMs).toBeLessThanOrEqual(TTL_S * 1000 + SLACK_MS);
     const left = logEvents(agent, 'pool.member_left');
@@ -180,8 +174,8 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
     const frozenAt = Date.now();
     servers[1]!.child.kill('SIGSTOP');
     rig.defer(() => servers[1]!.child.kill('SIGCONT'));
-    await waitUntil(() => loggedAt(agent, 'pool.member_left') !== null, TTL_S * 1000 + 3000, 'pool.member_left');
-    const leftAfterMs = loggedAt(agent, 'pool.member_left')! - frozenAt;
+    await waitUntil(() => firstLoggedAt(agent, 'pool.member_left') !== null, TTL_S * 1000 + 3000, 'pool.member_left');
+    const leftAfterMs = firstLoggedAt(agent, 'pool.member_left')! - frozenAt;
     console.log(`SIGSTOP → pool.member_left after ${leftAfterMs} ms (lease TTL ${TTL_S} s)`);
     expect(leftAfterMs).toBeLessThanOrEqual(TTL_S * 1000 + SLACK_MS);
     const address = `127.0.0.1:${servers[1]!.port}`;
@@ -195,8 +189,8 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
     // Thawed: it registers again under a new lease, its region was never moved, and it is placed again.
     const thawedAt = Date.now();
     servers[1]!.child.kill('SIGCONT');
-    await waitUntil(() => loggedAt(agent, 'pool.member_returned') !== null, 5000, 'pool.member_returned');
-    console.log(`SIGCONT → pool.member_returned after ${loggedAt(agent, 'pool.member_returned')! - thawedAt} ms`);
+    await waitUntil(() => firstLoggedAt(agent, 'pool.member_returned') !== null, 5000, 'pool.member_returned');
+    console.log(`SIGCONT → pool.member_returned after ${firstLoggedAt(agent, 'pool.member_returned')! - thawedAt} ms`);
     expect(logEvents(agent, 'pool.member_returned')[0]).toMatchObject({ serverId: 2, address });
     expect((await host.read(region, 0, data.length)).equals(data)).toBe(true);
     await waitUntil(async () => (await perServer(agent, 'pd3_agent_server_placeable', address)) === 1, 2000, 'placeable again');
@@ -217,8 +211,8 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
 
     const startedAt = Date.now();
     const late = await member(etcd.url, prefix, 3, '256M');
-    await waitUntil(() => loggedAt(agent, 'pool.member_joined') !== null, 5000, 'pool.member_joined');
-    console.log(`a 3rd server started → pool.member_joined after ${loggedAt(agent, 'pool.member_joined')! - startedAt} ms`);
+    await waitUntil(() => firstLoggedAt(agent, 'pool.member_joined') !== null, 5000, 'pool.member_joined');
+    console.log(`a 3rd server started → pool.member_joined after ${firstLoggedAt(agent, 'pool.member_joined')! - startedAt} ms`);
     expect(logEvents(agent, 'pool.member_joined')[0]!.msg).toContain(`127.0.0.1:${late.port} (server 3)`);
     expect(await metric(agent.metrics, 'pd3_agent_pool_members_joined_total')).toBe(1);
     expect(await metric(agent.metrics, 'pd3_agent_pool_members')).toBe(3);
@@ -287,8 +281,8 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
     const load = loadFor(1500);
     const downAt = Date.now();
     await own.kill();
-    await waitUntil(() => loggedAt(agent, 'pool.etcd_down') !== null, 3000, 'pool.etcd_down');
-    console.log(`etcd killed → pool.etcd_down after ${loggedAt(agent, 'pool.etcd_down')! - downAt} ms`);
+    await waitUntil(() => firstLoggedAt(agent, 'pool.etcd_down') !== null, 3000, 'pool.etcd_down');
+    console.log(`etcd killed → pool.etcd_down after ${firstLoggedAt(agent, 'pool.etcd_down')! - downAt} ms`);
     expect(await metric(agent.metrics, 'pd3_agent_pool_etcd_up')).toBe(0);
     await load;
     // A member dies while etcd is away (between rounds of the load: an allocation in flight to a
@@ -301,10 +295,10 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
 
     await own.start();
     const backAt = Date.now();
-    await waitUntil(() => loggedAt(agent, 'pool.etcd_back') !== null, 10_000, 'pool.etcd_back');
+    await waitUntil(() => firstLoggedAt(agent, 'pool.etcd_back') !== null, 10_000, 'pool.etcd_back');
     const leftOf = (id: number): Array<Record<string, unknown>> => logEvents(agent, 'pool.member_left').filter((e) => e.serverId === id);
     await waitUntil(() => leftOf(3).length > 0, 10_000, 'server 3 left');
-    console.log(`etcd restarted → pool.etcd_back after ${loggedAt(agent, 'pool.etcd_back')! - backAt} ms ` +
+    console.log(`etcd restarted → pool.etcd_back after ${firstLoggedAt(agent, 'pool.etcd_back')! - backAt} ms ` +
       `(${String(logEvents(agent, 'pool.etcd_back')[0]!.caughtUp)} change(s) caught up by the list), server 3's ` +
       `pool.member_left after ${Date.parse(String(leftOf(3)[0]!.ts)) - backAt} ms; ${opsDuringOutage} load rounds during the outage`);
     expect(leftOf(3)[0]).toMatchObject({ address: `127.0.0.1:${servers[2]!.port}` });
@@ -338,7 +332,7 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
 
     // Only the agent loses etcd: server 3 dies and its record expires, server 4 registers.
     await relay.cut();
-    await waitUntil(() => loggedAt(agent, 'pool.etcd_down') !== null, 3000, 'pool.etcd_down');
+    await waitUntil(() => firstLoggedAt(agent, 'pool.etcd_down') !== null, 3000, 'pool.etcd_down');
     await servers[2]!.kill();
     const late = await member(etcd.url, prefix, 4);
     const client = new Etcd3({ hosts: etcd.url });
@@ -353,9 +347,9 @@ describe.skipIf(ETCD === null)('pd3-agent following the pool in etcd', () => {
 
     const restoredAt = Date.now();
     await relay.restore();
-    await waitUntil(() => loggedAt(agent, 'pool.etcd_back') !== null, 10_000, 'pool.etcd_back');
-    await waitUntil(() => loggedAt(agent, 'pool.member_joined') !== null, 3000, 'pool.member_joined');
-    console.log(`etcd in reach again → pool.etcd_back after ${loggedAt(agent, 'pool.etcd_back')! - restoredAt} ms`);
+    await waitUntil(() => firstLoggedAt(agent, 'pool.etcd_back') !== null, 10_000, 'pool.etcd_back');
+    await waitUntil(() => firstLoggedAt(agent, 'pool.member_joined') !== null, 3000, 'pool.member_joined');
+    console.log(`etcd in reach again → pool.etcd_back after ${firstLoggedAt(agent, 'pool.etcd_back')! - restoredAt} ms`);
     expect(logEvents(agent, 'pool.etcd_back')[0]).toMatchObject({ caughtUp: 2, members: 3 });
     expect(logEvents(agent, 'pool.member_left')[0]).toMatchObject({ serverId: 3, address: `127.0.0.1:${servers[2]!.port}` });
     expect(logEvents(agent, 'pool.member_joined')[0]!.msg).toContain(`127.0.0.1:${late.port} (server 4)`);

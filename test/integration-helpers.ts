@@ -14,10 +14,9 @@ import {
   type Daemon,
   type MemserverSpec,
 } from '../dist/examples/harness/processes.js';
-
-export { logEvents } from '../dist/examples/harness/processes.js';
 import { uniqueName } from './helpers.js';
 
+export { firstLoggedAt, logEvents } from '../dist/examples/harness/processes.js';
 export { Rand, randomModelRun } from './workers/model-run.mjs';
 
 /** One key/value record in the built-in format (pd3/record.h), layout from the C header. */

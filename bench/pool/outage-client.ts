@@ -63,9 +63,13 @@ let allocUs: number[] = [];
 let allocServers: number[] = [];
 let errors: string[] = [];
 let running = true;
+// The first few error messages of a tick, for the driver's log.
+const noteError = (what: string, e: unknown): void => {
+  if (errors.length < MAX_ERRORS_PER_TICK) errors.push(`${what}: ${(e as Error).message}`);
+};
 const failure = (what: string, e: unknown): void => {
   failed++;
-  if (errors.length < MAX_ERRORS_PER_TICK) errors.push(`${what}: ${(e as Error).message}`);
+  noteError(what, e);
 };
 
 // Worker w owns slots w*SLOTS_PER_WORKER .. +SLOTS_PER_WORKER-1 (the same offsets in every region),
@@ -104,7 +108,7 @@ async function allocator(): Promise<void> {
       allocServers.push(serverOf(region));
     } catch (e) {
       allocFailed++;
-      if (errors.length < MAX_ERRORS_PER_TICK) errors.push(`allocate: ${(e as Error).message}`);
+      noteError('allocate', e);
     }
     await new Promise((r) => setTimeout(r, ALLOC_EVERY_MS));
   }

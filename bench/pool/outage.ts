@@ -20,7 +20,7 @@ import { spawnOnSide } from '../../examples/harness/core-layout.js';
 import { EtcdServer } from '../../examples/harness/etcd-server.js';
 import { median } from '../../examples/harness/median.js';
 import { findOnPath } from '../../examples/harness/on-path.js';
-import { AGENT_CLI, logEvents, startDaemon, startMemserver, type Daemon } from '../../examples/harness/processes.js';
+import { AGENT_CLI, firstLoggedAt, logEvents, startDaemon, startMemserver, type Daemon } from '../../examples/harness/processes.js';
 import { ChildLines } from './child-lines.js';
 
 const CLIENT = join(dirname(fileURLToPath(import.meta.url)), 'outage-client.js');
@@ -131,8 +131,8 @@ export async function runOutagePhase(settings: OutageSettings, log: (line: strin
     await sleep(windowMs);
     const killedAt = Date.now();
     await etcd.kill();
-    await until(() => firstAt(agent, 'pool.etcd_down') !== null, 5000, 'pool.etcd_down');
-    const detectMs = firstAt(agent, 'pool.etcd_down')! - killedAt;
+    await until(() => firstLoggedAt(agent, 'pool.etcd_down') !== null, 5000, 'pool.etcd_down');
+    const detectMs = firstLoggedAt(agent, 'pool.etcd_down')! - killedAt;
     const duringFrom = Date.now();
     await sleep(windowMs / 2);
     await servers.get(KILLED)!.kill();
@@ -143,8 +143,8 @@ export async function runOutagePhase(settings: OutageSettings, log: (line: strin
     await etcd.start();
     const startedAt = Date.now(); // healthy again
     const etcdStartMs = startedAt - startingAt;
-    await until(() => firstAt(agent, 'pool.etcd_back') !== null, 15_000, 'pool.etcd_back');
-    const catchUpMs = firstAt(agent, 'pool.etcd_back')! - startedAt;
+    await until(() => firstLoggedAt(agent, 'pool.etcd_back') !== null, 15_000, 'pool.etcd_back');
+    const catchUpMs = firstLoggedAt(agent, 'pool.etcd_back')! - startedAt;
     const leftOf = (id: number): Array<Record<string, unknown>> =>
       logEvents(agent, 'pool.member_left').filter((e) => e.serverId === id);
     await until(() => leftOf(KILLED).length > 0, (settings.leaseTtlS + 10) * 1000, `server ${KILLED} leaving the pool`);
@@ -199,12 +199,6 @@ export function loadWindow(ticks: Tick[], from: number, to: number): LoadWindow 
     allocP99Us: us.length === 0 ? 0 : us[Math.min(us.length - 1, Math.floor(us.length * 0.99))]!,
     allocServers,
   };
-}
-
-/** When (ms since the epoch) `d` first logged `event`, or null. */
-function firstAt(d: Daemon, event: string): number | null {
-  const first = logEvents(d, event)[0];
-  return first === undefined ? null : Date.parse(String(first.ts));
 }
 
 async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {

@@ -171,3 +171,9 @@ export function logEvents(d: Daemon, event: string): Array<Record<string, unknow
   }
   return found;
 }
+
+/** When (ms since the epoch) `d` first logged `event`, or null if it has not. */
+export function firstLoggedAt(d: Daemon, event: string): number | null {
+  const first = logEvents(d, event)[0];
+  return first === undefined ? null : Date.parse(String(first.ts));
+}
